@@ -1,0 +1,636 @@
+"""Oklahoma Gin as a batched numpy game: N independent games stepped by one call.
+
+This module is the rule book in code (``RULES.md`` is the binding text). In short:
+
+* Deal: ten cards each, alternately, non-dealer first; the 21st card is the upcard and sets
+  the knock limit (A -> 0, 2-9 -> face value, T-K -> 10) unless ``Rules.knock_limit`` fixes it.
+* Upcard offer: non-dealer takes or passes, then the dealer; if both pass the non-dealer
+  must draw from the stock.
+* A turn: draw the stock or take the top discard, then discard or knock. A card taken from
+  the pile may not be discarded in the same turn (``discard_taken_card``).
+* Knock: the other ten cards must reach deadwood <= knock limit; zero deadwood is gin.
+* Wall: an ordinary discard that leaves two cards in the stock voids the hand; so does the
+  turn cap (``max_turns_per_hand``), reported as truncated in hand episodes.
+* Showdown (``melds.showdown``): gin scores D + gin bonus; K < D scores D - K; otherwise the
+  defender undercuts for K - D + undercut bonus; ``spade_double`` doubles a spade-upcard hand.
+* Game episodes play hands until a total reaches ``target_score`` (``next_dealer``,
+  ``game_bonuses``).
+
+Everything per game lives in numpy arrays with the batch axis first (``GameState``); the
+per-game logic runs in numba kernels that loop over the batch, so no Python code runs per
+game or per card while stepping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import IntEnum
+from typing import Sequence
+
+import numpy as np
+from numba import njit
+
+from . import melds as _melds
+from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, card_text, parse_deck
+from .observation import DEADWOOD_SCALE, OBS_OFFSET, OBS_SIZE, STOCK_SCALE
+from .rules import NEXT_DEALER_CHOICES, Rules
+
+UPCARD_POS = 2 * HAND_SIZE  #: deck[20] is the upcard
+STOCK_START = UPCARD_POS + 1  #: deck[21] is the first stock card
+WALL = 2  #: an ordinary discard leaving this many stock cards voids the hand
+EPISODES = ("hand", "game")
+
+
+class Phase(IntEnum):
+    """Whose decision it is and of what kind."""
+
+    OFFER_NONDEALER = 0  #: non-dealer: take the upcard or pass
+    OFFER_DEALER = 1  #: dealer: take the upcard or pass
+    FORCED_DRAW = 2  #: non-dealer after both passed: draw the stock (only legal action)
+    DRAW = 3  #: start of a turn: draw the stock or take the top discard
+    DISCARD = 4  #: after taking a card: discard or knock
+    OVER = 5  #: the episode has ended
+
+
+@dataclass
+class GameState:
+    """The whole batched state; every field has the batch axis first."""
+
+    deck: np.ndarray  #: (N, 52) int8 deck order of the current hand
+    hands: np.ndarray  #: (N, 2, 52) bool hands[b, player, card]
+    stock_next: np.ndarray  #: (N,) int16 deck index of the next stock card; stock size = 52 - stock_next
+    pile: np.ndarray  #: (N, 52) int8 discard pile, bottom -> top, first pile_size entries valid
+    pile_size: np.ndarray  #: (N,) int16
+    dealer: np.ndarray  #: (N,) int8 player id of the dealer
+    current_player: np.ndarray  #: (N,) int8 player to move, -1 when the episode is over
+    phase: np.ndarray  #: (N,) int8 Phase
+    taken_card: np.ndarray  #: (N,) int8 card taken from the pile this turn, -1 none
+    knock_limit: np.ndarray  #: (N,) int8 this hand's knock limit 0..10
+    turns: np.ndarray  #: (N,) int16 completed turns this hand
+    scores: np.ndarray  #: (N, 2) int32 running totals (hand episodes: this hand's points)
+    hands_won: np.ndarray  #: (N, 2) int32 hands won this game
+    taken: np.ndarray  #: (N, 2, 52) bool cards the player took from the pile and still holds (public)
+    discarded: np.ndarray  #: (N, 2, 52) bool cards the player discarded face up this hand (public)
+    declined: np.ndarray  #: (N, 2, 52) bool cards the player passed on or drew the stock instead of (public)
+    done: np.ndarray  #: (N,) bool the episode has ended
+
+    @classmethod
+    def empty(cls, n: int) -> "GameState":
+        return cls(
+            deck=np.zeros((n, NUM_CARDS), np.int8), hands=np.zeros((n, 2, NUM_CARDS), bool),
+            stock_next=np.zeros(n, np.int16), pile=np.zeros((n, NUM_CARDS), np.int8),
+            pile_size=np.zeros(n, np.int16), dealer=np.zeros(n, np.int8),
+            current_player=np.zeros(n, np.int8), phase=np.zeros(n, np.int8),
+            taken_card=np.full(n, -1, np.int8), knock_limit=np.zeros(n, np.int8),
+            turns=np.zeros(n, np.int16), scores=np.zeros((n, 2), np.int32),
+            hands_won=np.zeros((n, 2), np.int32), taken=np.zeros((n, 2, NUM_CARDS), bool),
+            discarded=np.zeros((n, 2, NUM_CARDS), bool), declined=np.zeros((n, 2, NUM_CARDS), bool),
+            done=np.zeros(n, bool),
+        )
+
+    def copy(self) -> "GameState":
+        return GameState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+
+@dataclass
+class HandResult:
+    """How the hands that ended in a step ended; rows are valid where ``StepOutput.hand_over``."""
+
+    knocker: np.ndarray  #: (N,) int8 player who knocked, -1 on a void hand
+    winner: np.ndarray  #: (N,) int8 player who scored, -1 on a void hand
+    gin: np.ndarray  #: (N,) bool
+    undercut: np.ndarray  #: (N,) bool
+    void: np.ndarray  #: (N,) bool wall or turn cap
+    truncated_hand: np.ndarray  #: (N,) bool void by the turn cap
+    deadwood: np.ndarray  #: (N, 2) int16 K for the knocker, D (after lay-offs) for the defender
+    points: np.ndarray  #: (N, 2) int32 points scored this hand (spade doubling included)
+    scores: np.ndarray  #: (N, 2) int32 totals after the hand (game bonuses included at game end)
+    hands: np.ndarray  #: (N, 2, 52) bool final hands (the knocker's without the face-down discard)
+    meld_id: np.ndarray  #: (N, 52) int8 meld of each card (knocker's melds first), -1 deadwood
+    laid_off: np.ndarray  #: (N, 52) bool defender cards laid off onto the knocker's melds
+    spade_doubled: np.ndarray  #: (N,) bool
+    game_over: np.ndarray  #: (N,) bool a game episode ended with this hand
+    game_winner: np.ndarray  #: (N,) int8 -1 unless game_over
+    upcard: np.ndarray  #: (N,) int8 first upcard of the hand
+    dealer: np.ndarray  #: (N,) int8 dealer of the hand
+    knock_card: np.ndarray  #: (N,) int8 the knocker's face-down discard, -1 none
+
+    @classmethod
+    def empty(cls, n: int) -> "HandResult":
+        i8 = lambda: np.full(n, -1, np.int8)  # noqa: E731
+        b = lambda: np.zeros(n, bool)  # noqa: E731
+        return cls(
+            knocker=i8(), winner=i8(), gin=b(), undercut=b(), void=b(), truncated_hand=b(),
+            deadwood=np.zeros((n, 2), np.int16), points=np.zeros((n, 2), np.int32),
+            scores=np.zeros((n, 2), np.int32), hands=np.zeros((n, 2, NUM_CARDS), bool),
+            meld_id=np.full((n, NUM_CARDS), -1, np.int8), laid_off=np.zeros((n, NUM_CARDS), bool),
+            spade_doubled=b(), game_over=b(), game_winner=i8(), upcard=i8(), dealer=i8(), knock_card=i8(),
+        )
+
+
+@dataclass
+class StepOutput:
+    """What ``reset`` and ``step`` return, per game."""
+
+    current_player: np.ndarray  #: (N,) int8 player to move (-1 when over)
+    legal_action_mask: np.ndarray  #: (N, 107) bool for current_player
+    observation: np.ndarray  #: (N, OBS_SIZE) float32 of current_player
+    rewards: np.ndarray  #: (N, 2) float32 zero-sum score change of each player this step
+    terminated: np.ndarray  #: (N,) bool
+    truncated: np.ndarray  #: (N,) bool
+    hand_over: np.ndarray  #: (N,) bool a hand ended in this step (void included)
+    result: HandResult
+
+
+# Rule parameters as one int array for the kernels.
+RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_DOUBLE, \
+    RP_TARGET, RP_GAME_BONUSES, RP_MAX_TURNS, RP_GAME_EPISODE = range(10)
+LINE_BONUS, GAME_BONUS = 25, 100
+
+
+def _rule_params(rules: Rules, episode: str) -> np.ndarray:
+    return np.array([
+        -1 if rules.knock_limit == "upcard" else rules.knock_limit, rules.gin_bonus, rules.undercut_bonus,
+        NEXT_DEALER_CHOICES.index(rules.next_dealer), rules.discard_taken_card, rules.spade_double,
+        rules.target_score, rules.game_bonuses, rules.max_turns_per_hand, episode == "game",
+    ], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- kernels
+
+@njit(cache=True)
+def _deal_kernel(idx, decks, dealers, rp, s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer,
+                 s_cur, s_phase, s_taken_card, s_knock_limit, s_turns, s_taken, s_discarded, s_declined, s_done):
+    """Deal a new hand in games idx[j] from decks[j] with dealers[j]."""
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        d = dealers[j]
+        for c in range(NUM_CARDS):
+            s_deck[i, c] = decks[j, c]
+            for p in range(2):
+                s_hands[i, p, c] = False
+                s_taken[i, p, c] = False
+                s_discarded[i, p, c] = False
+                s_declined[i, p, c] = False
+        for k in range(UPCARD_POS):  # alternately, non-dealer first
+            s_hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+        up = decks[j, UPCARD_POS]
+        s_pile[i, 0] = up
+        s_pile_size[i] = 1
+        s_stock_next[i] = STOCK_START
+        s_dealer[i] = d
+        s_cur[i] = 1 - d
+        s_phase[i] = 0  # OFFER_NONDEALER
+        s_taken_card[i] = -1
+        s_turns[i] = 0
+        s_done[i] = False
+        rank = up % NUM_RANKS
+        s_knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+
+
+@njit(cache=True)
+def _masks_of(row, out):
+    for s in range(4):
+        m = 0
+        for r in range(NUM_RANKS):
+            if row[s * NUM_RANKS + r]:
+                m |= 1 << r
+        out[s] = m
+
+
+@njit(cache=True)
+def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
+              rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points, r_scores, r_game_over,
+              r_game_winner):
+    """Book a finished hand: scores, rewards, episode end or the next deal."""
+    before0, before1 = s_scores[i, 0], s_scores[i, 1]
+    game_ep = rp[RP_GAME_EPISODE] == 1
+    game_over = False
+    if not void:
+        loser = 1 - winner
+        r_winner[i] = winner
+        r_points[i, winner] = pts
+        s_scores[i, winner] += pts
+        s_hands_won[i, winner] += 1
+        if game_ep and s_scores[i, winner] >= rp[RP_TARGET]:
+            game_over = True
+            if rp[RP_GAME_BONUSES] == 1:
+                s_scores[i, winner] += LINE_BONUS * s_hands_won[i, winner] + GAME_BONUS
+                s_scores[i, loser] += LINE_BONUS * s_hands_won[i, loser]
+                if s_hands_won[i, loser] == 0:
+                    s_scores[i, winner] *= 2
+            r_game_over[i] = True
+            r_game_winner[i] = winner
+    gain0 = s_scores[i, 0] - before0
+    gain1 = s_scores[i, 1] - before1
+    rewards[i, 0] = gain0 - gain1
+    rewards[i, 1] = gain1 - gain0
+    r_scores[i, 0] = s_scores[i, 0]
+    r_scores[i, 1] = s_scores[i, 1]
+    if game_ep and not game_over:
+        need_deal[i] = True
+        if void:
+            next_dealer[i] = s_dealer[i]
+        elif rp[RP_NEXT_DEALER] == 0:
+            next_dealer[i] = winner
+        elif rp[RP_NEXT_DEALER] == 1:
+            next_dealer[i] = 1 - winner
+        else:
+            next_dealer[i] = 1 - s_dealer[i]
+    else:
+        s_done[i] = True
+        s_cur[i] = -1
+        s_phase[i] = 5  # OVER
+        if cap and not game_ep:
+            truncated[i] = True
+        else:
+            terminated[i] = True
+
+
+@njit(cache=True)
+def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
+                 s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
+                 s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
+                 rewards, terminated, truncated, hand_over, need_deal, next_dealer,
+                 r_knocker, r_winner, r_gin, r_undercut, r_void, r_trunc, r_deadwood, r_points, r_scores,
+                 r_hands, r_meld_id, r_laid_off, r_spade, r_game_over, r_game_winner, r_upcard, r_dealer,
+                 r_knock_card):
+    """Apply one action in every unfinished game (the action is legal: checked by the caller)."""
+    km = np.empty(4, np.int64)
+    dm = np.empty(4, np.int64)
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
+    kd = np.empty(2, np.int64)
+    for i in range(actions.shape[0]):
+        if s_done[i]:
+            continue
+        a = actions[i]
+        p = s_cur[i]
+        ph = s_phase[i]
+        if a == TAKE_DISCARD:
+            top = s_pile[i, s_pile_size[i] - 1]
+            s_pile_size[i] -= 1
+            s_hands[i, p, top] = True
+            s_taken[i, p, top] = True
+            s_taken_card[i] = top
+            s_phase[i] = 4  # DISCARD
+        elif a == PASS:
+            s_declined[i, p, s_pile[i, 0]] = True
+            s_phase[i] = 1 if ph == 0 else 2
+            s_cur[i] = 1 - p
+        elif a == DRAW_STOCK:
+            if ph == 3:  # drawing instead of taking the top discard declines it
+                s_declined[i, p, s_pile[i, s_pile_size[i] - 1]] = True
+            card = s_deck[i, s_stock_next[i]]
+            s_stock_next[i] += 1
+            s_hands[i, p, card] = True
+            s_taken_card[i] = -1
+            s_phase[i] = 4
+        else:  # discard or knock
+            knock = a >= KNOCK
+            c = a - KNOCK if knock else a
+            s_hands[i, p, c] = False
+            s_taken[i, p, c] = False
+            s_taken_card[i] = -1
+            s_turns[i] += 1
+            if not knock:
+                s_pile[i, s_pile_size[i]] = c
+                s_pile_size[i] += 1
+                s_discarded[i, p, c] = True
+                wall = NUM_CARDS - s_stock_next[i] <= WALL
+                cap = (not wall) and s_turns[i] >= rp[RP_MAX_TURNS]
+                if not (wall or cap):
+                    s_cur[i] = 1 - p
+                    s_phase[i] = 3  # DRAW
+                    continue
+                # void hand: report both players' own deadwood
+                hand_over[i] = True
+                r_void[i] = True
+                r_trunc[i] = cap
+                for q in range(2):
+                    _masks_of(s_hands[i, q], km)
+                    r_deadwood[i, q] = _melds._min_deadwood(km, run_dw, cand, tmp)
+                    for cc in range(NUM_CARDS):
+                        r_hands[i, q, cc] = s_hands[i, q, cc]
+                r_upcard[i] = s_deck[i, UPCARD_POS]
+                r_dealer[i] = s_dealer[i]
+                _end_hand(i, -1, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
+                          rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points, r_scores,
+                          r_game_over, r_game_winner)
+                continue
+            # knock: showdown
+            _masks_of(s_hands[i, p], km)
+            _masks_of(s_hands[i, 1 - p], dm)
+            _melds._showdown_row(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_laid_off[i], kd)
+            k_dw, d_dw = kd[0], kd[1]
+            up = s_deck[i, UPCARD_POS]
+            if k_dw == 0:
+                winner, pts = p, d_dw + rp[RP_GIN]
+                r_gin[i] = True
+            elif k_dw < d_dw:
+                winner, pts = p, d_dw - k_dw
+            else:
+                winner, pts = 1 - p, k_dw - d_dw + rp[RP_UNDERCUT]
+                r_undercut[i] = True
+            if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
+                pts *= 2
+                r_spade[i] = True
+            hand_over[i] = True
+            r_knocker[i] = p
+            r_knock_card[i] = c
+            r_deadwood[i, p] = k_dw
+            r_deadwood[i, 1 - p] = d_dw
+            r_upcard[i] = up
+            r_dealer[i] = s_dealer[i]
+            for q in range(2):
+                for cc in range(NUM_CARDS):
+                    r_hands[i, q, cc] = s_hands[i, q, cc]
+            _end_hand(i, p, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
+                      s_done, rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points,
+                      r_scores, r_game_over, r_game_winner)
+
+
+@njit(cache=True)
+def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
+                    s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
+                    s_done, out_obs, out_mask):
+    """Observation of players[i] in every game; with write_mask, also the legal-action mask of the mover."""
+    for i in range(players.shape[0]):
+        p = players[i]
+        o = out_obs[i]
+        o[:] = 0.0
+        if write_mask:
+            out_mask[i, :] = False
+        if p < 0:
+            continue
+        q = 1 - p
+        for c in range(NUM_CARDS):
+            o[OWN_HAND + c] = s_hands[i, p, c]
+            o[OPP_TAKEN + c] = s_taken[i, q, c]
+            o[OPP_DISCARDED + c] = s_discarded[i, q, c]
+            o[OPP_DECLINED + c] = s_declined[i, q, c]
+        n = s_pile_size[i]
+        if n > 0:
+            o[DISCARD_TOP + s_pile[i, n - 1]] = 1.0
+            for k in range(n - 1):
+                o[PILE_BURIED + s_pile[i, k]] = 1.0
+        o[KNOCK_LIMIT + s_knock_limit[i]] = 1.0
+        o[STOCK_SIZE] = (NUM_CARDS - s_stock_next[i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if s_dealer[i] == p else 0.0
+        if rp[RP_GAME_EPISODE] == 1:
+            o[SCORES] = s_scores[i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = s_scores[i, q] / rp[RP_TARGET]
+            o[SCORES + 2] = rp[RP_TARGET] / 100.0
+        ph = s_phase[i]
+        if s_done[i] or s_cur[i] != p:
+            continue
+        o[PHASE + ph] = 1.0
+        m = out_mask[i]
+        if ph == 0 or ph == 1:
+            if write_mask:
+                m[TAKE_DISCARD] = True
+                m[PASS] = True
+        elif ph == 2:
+            if write_mask:
+                m[DRAW_STOCK] = True
+        elif ph == 3:
+            if write_mask:
+                m[DRAW_STOCK] = True
+                m[TAKE_DISCARD] = True
+        else:
+            ms = np.empty(4, np.int64)
+            dw = np.empty(NUM_CARDS, np.int64)
+            cand = np.empty(4, np.int64)
+            tmp = np.empty(4, np.int64)
+            cur = np.empty(4, np.int64)
+            _masks_of(s_hands[i, p], ms)
+            _melds._after_discard_row(ms, run_dw, dw, cand, tmp, cur)
+            blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            if blocked >= 0:
+                o[CANNOT_DISCARD + blocked] = 1.0
+            for c in range(NUM_CARDS):
+                if not s_hands[i, p, c]:
+                    continue
+                o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
+                if write_mask and c != blocked:
+                    m[c] = True
+                    if dw[c] <= s_knock_limit[i]:
+                        m[KNOCK + c] = True
+
+
+OWN_HAND = OBS_OFFSET["own_hand"]
+DISCARD_TOP = OBS_OFFSET["discard_top"]
+PILE_BURIED = OBS_OFFSET["pile_buried"]
+OPP_TAKEN = OBS_OFFSET["opp_taken"]
+OPP_DISCARDED = OBS_OFFSET["opp_discarded"]
+OPP_DECLINED = OBS_OFFSET["opp_declined"]
+CANNOT_DISCARD = OBS_OFFSET["cannot_discard"]
+DISCARD_DEADWOOD = OBS_OFFSET["discard_deadwood"]
+KNOCK_LIMIT = OBS_OFFSET["knock_limit"]
+STOCK_SIZE = OBS_OFFSET["stock_size"]
+PHASE = OBS_OFFSET["phase"]
+IS_DEALER = OBS_OFFSET["is_dealer"]
+SCORES = OBS_OFFSET["scores"]
+
+
+# ------------------------------------------------------------------------ the class
+
+class VectorGame:
+    """N independent games of Oklahoma Gin, stepped together.
+
+    >>> g = VectorGame(4, seed=0)
+    >>> out = g.reset()
+    >>> rng = np.random.default_rng(0)
+    >>> while not (out.terminated | out.truncated).all():
+    ...     out = g.step(random_legal_actions(out.legal_action_mask, rng))
+
+    Player ids 0 and 1 are agent ids; who deals is ``state.dealer``. ``episode="hand"`` ends an
+    episode with each hand, ``"game"`` plays hands until a total reaches ``target_score``. With
+    ``autoreset=True`` a finished game is dealt anew inside the same ``step`` call: that call's
+    flags, rewards and result describe the ending, its observation, mask and current player the
+    new game.
+    """
+
+    def __init__(self, num_games: int, rules: Rules | None = None, episode: str = "hand",
+                 autoreset: bool = False, seed: int | None = None) -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
+        if rules is None:
+            rules = Rules()
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
+        self.num_games = int(num_games)
+        self.rules = rules
+        self.episode = episode
+        self.autoreset = bool(autoreset)
+        self._rp = _rule_params(rules, episode)
+        self.rng = np.random.default_rng(seed)
+        self.state = GameState.empty(self.num_games)
+        self.state.done[:] = True
+        self.state.current_player[:] = -1
+        self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
+        self._all = np.arange(self.num_games)
+        # how each finished episode ended, repeated by later steps until the game is reset
+        self._terminated = np.zeros(self.num_games, bool)
+        self._truncated = np.zeros(self.num_games, bool)
+
+    # ------------------------------------------------------------------ dealing
+    def _random_decks(self, k: int) -> np.ndarray:
+        return self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (k, 1)), axis=1)
+
+    def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
+        s = self.state
+        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp, s.deck,
+                     s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
+                     s.taken_card, s.knock_limit, s.turns, s.taken, s.discarded, s.declined, s.done)
+
+    def _new_games(self, idx: np.ndarray, decks: np.ndarray | None = None, dealers: np.ndarray | None = None) -> None:
+        if decks is None:
+            decks = self._random_decks(len(idx))
+        if dealers is None:
+            dealers = self.rng.integers(0, 2, len(idx))
+        self.state.scores[idx] = 0
+        self.state.hands_won[idx] = 0
+        self._terminated[idx] = False
+        self._truncated[idx] = False
+        self._deal(idx, decks, dealers)
+
+    def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
+              dealers: int | Sequence[int] | np.ndarray | None = None) -> StepOutput:
+        """Start new episodes in all games; ``decks``/``dealers`` replay given deals (RULES.md)."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        d = None if decks is None else self._check_decks(decks)
+        if dealers is None:
+            dl = self.rng.integers(0, 2, self.num_games)  # drawn even with decks, so seeds line up
+        else:
+            dl = self._check_dealers(dealers)
+        self._new_games(self._all, d, dl)
+        return self._output(np.zeros((self.num_games, 2), np.float32), HandResult.empty(self.num_games),
+                            np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
+                            np.zeros(self.num_games, bool))
+
+    def _check_decks(self, decks: Sequence | np.ndarray) -> np.ndarray:
+        arr = np.asarray(decks, dtype=object) if not isinstance(decks, np.ndarray) else decks
+        if arr.ndim == 1:
+            arr = arr[None]
+        if arr.ndim != 2 or arr.shape[0] not in (1, self.num_games):
+            raise ValueError(f"decks must be one 52-card deck or one per game ({self.num_games}); got shape {np.shape(decks)}")
+        if arr.dtype.kind in "iu":
+            ok = arr.shape[1] == NUM_CARDS and arr.min() >= 0 and arr.max() < NUM_CARDS
+            if ok and (np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all():
+                out = arr.astype(np.int8)
+            else:
+                out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
+        else:
+            out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
+        return np.broadcast_to(out, (self.num_games, NUM_CARDS)).copy()
+
+    @staticmethod
+    def _parse_one(row, b: int) -> np.ndarray:
+        try:
+            return parse_deck(list(row))
+        except ValueError as e:
+            raise ValueError(f"deck of game {b}: {e}") from None
+
+    def _check_dealers(self, dealers) -> np.ndarray:
+        arr = np.asarray(dealers)
+        if arr.ndim == 0:
+            arr = np.full(self.num_games, arr)
+        if arr.shape != (self.num_games,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {self.num_games}); got {dealers!r}")
+        return arr.astype(np.int8)
+
+    # --------------------------------------------------------------------- step
+    def step(self, actions: Sequence[int] | np.ndarray) -> StepOutput:
+        """Apply one action per game (ignored in finished games) and return the new view."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
+        s = self.state
+        active = ~s.done
+        a = a.astype(np.int64)
+        ok = (a >= 0) & (a < NUM_ACTIONS)
+        ok[ok] = self._mask[self._all[ok], a[ok]]
+        bad = np.flatnonzero(active & ~ok)
+        if len(bad):
+            self._illegal(int(bad[0]), int(a[bad[0]]))
+        n = self.num_games
+        finished = s.done.copy()
+        rewards = np.zeros((n, 2), np.float32)
+        terminated = np.zeros(n, bool)
+        truncated = np.zeros(n, bool)
+        hand_over = np.zeros(n, bool)
+        need_deal = np.zeros(n, bool)
+        next_dealer = np.zeros(n, np.int8)
+        r = HandResult.empty(n)
+        _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
+                     s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
+                     s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
+                     s.declined, s.done, rewards, terminated, truncated, hand_over, need_deal, next_dealer,
+                     r.knocker, r.winner, r.gin, r.undercut, r.void, r.truncated_hand, r.deadwood, r.points,
+                     r.scores, r.hands, r.meld_id, r.laid_off, r.spade_doubled, r.game_over, r.game_winner,
+                     r.upcard, r.dealer, r.knock_card)
+        terminated |= finished & self._terminated
+        truncated |= finished & self._truncated
+        self._terminated[:] = terminated
+        self._truncated[:] = truncated
+        if need_deal.any():
+            idx = np.flatnonzero(need_deal)
+            self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
+        if self.autoreset:
+            ended = np.flatnonzero(terminated | truncated)
+            if len(ended):
+                self._new_games(ended)
+        return self._output(rewards, r, terminated, truncated, hand_over)
+
+    def _illegal(self, game: int, action: int) -> None:
+        legal = np.flatnonzero(self._mask[game])
+        what = action_text(action) if 0 <= action < NUM_ACTIONS else "out of range 0-106"
+        listing = ", ".join(f"{x} ({action_text(x)})" for x in legal)
+        raise ValueError(f"illegal action {action} ({what}) in game {game} for player "
+                         f"{int(self.state.current_player[game])}; legal actions: {listing}")
+
+    # ------------------------------------------------------------- observation
+    def _view(self, players: np.ndarray, write_mask: bool) -> np.ndarray:
+        s = self.state
+        obs = np.empty((self.num_games, OBS_SIZE), np.float32)
+        _observe_kernel(players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
+                        s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
+                        s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
+        return obs
+
+    def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
+        """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover)."""
+        arr = np.asarray(players)
+        if arr.ndim == 0:
+            arr = np.full(self.num_games, arr)
+        if arr.shape != (self.num_games,) or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
+        return self._view(arr, write_mask=False)
+
+    def _output(self, rewards, result, terminated, truncated, hand_over) -> StepOutput:
+        obs = self._view(self.state.current_player, write_mask=True)
+        return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, rewards, terminated,
+                          truncated, hand_over, result)
+
+    @property
+    def legal_action_mask(self) -> np.ndarray:
+        """(N, 107) bool legal actions of the player to move (read-only view)."""
+        v = self._mask.view()
+        v.flags.writeable = False
+        return v
+
+
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of a (N, 107) mask (rows with none get 0)."""
+    u = rng.random(mask.shape, dtype=np.float32)
+    return np.argmax(np.where(mask, u, -1.0), axis=1)
+
+
+def describe_deck(deck: np.ndarray) -> str:
+    """Card text of a deck order (for logs and error messages)."""
+    return " ".join(card_text(int(c)) for c in deck)

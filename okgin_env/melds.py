@@ -1,0 +1,485 @@
+"""Melds, deadwood and the showdown, batched (RULES.md, "Melds and deadwood", "Showdown").
+
+How the search works: a hand is four 13-bit suit masks. Only ranks holding >= 3 cards
+can form sets, so we enumerate the set choices for those ranks alone (none / all of them /
+for four cards, each set of three). Once the set choices are fixed, the suits are
+independent and inside a suit every maximal block of >= 3 consecutive ranks is one run,
+so a suit's deadwood is one lookup in an 8192-entry table. Lay-offs follow the same idea:
+in a suit, a defender card is laid off exactly when it sits in one consecutive block with
+a card of the knocker's run (chained extensions), and a card that completes a knocker's
+set of three is laid off or kept, whichever is better (enumerated).
+
+All public functions take (B, 52) boolean hands and loop over the batch inside numba.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS
+
+DEADWOOD_NOT_HELD = 999  #: deadwood_after_discard value for cards not in the hand
+NO_MELD = -1  #: meld_id of a deadwood card or a card not in the hand
+_RANK_POINTS = CARD_POINTS[:NUM_RANKS].astype(np.int64)
+
+
+def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
+    """RUN_DEADWOOD[m]: points of the cards of suit mask m outside runs; RUN_MELDED[m]: run cards."""
+    size = 1 << NUM_RANKS
+    dead = np.zeros(size, dtype=np.int64)
+    melded = np.zeros(size, dtype=np.int64)
+    for m in range(size):
+        r = 0
+        while r < NUM_RANKS:
+            if not (m >> r) & 1:
+                r += 1
+                continue
+            start = r
+            while r < NUM_RANKS and (m >> r) & 1:
+                r += 1
+            block = ((1 << r) - 1) ^ ((1 << start) - 1)
+            if r - start >= 3:
+                melded[m] |= block
+            else:
+                dead[m] += sum(_RANK_POINTS[k] for k in range(start, r))
+    return dead, melded
+
+
+#: (8192,) int64 -- deadwood points of a single-suit rank mask when all its runs are melded.
+#: (8192,) int64 -- the rank bits of that mask that lie in runs (maximal blocks of >= 3).
+RUN_DEADWOOD, RUN_MELDED = _build_run_tables()
+
+
+def hand_masks(hands: np.ndarray) -> np.ndarray:
+    """(B, 52) bool -> (B, 4) int64 suit masks (bit r = rank r held)."""
+    h = np.asarray(hands, dtype=bool).reshape(-1, NUM_SUITS, NUM_RANKS)
+    return (h.astype(np.int64) << np.arange(NUM_RANKS, dtype=np.int64)).sum(axis=2)
+
+
+# --------------------------------------------------------------------------- kernels
+
+@njit(cache=True, inline="always")
+def _set_ranks(m0: int, m1: int, m2: int, m3: int) -> int:
+    """Bit r set where rank r is held in at least three suits."""
+    return (m0 & m1 & m2) | (m0 & m1 & m3) | (m0 & m2 & m3) | (m1 & m2 & m3)
+
+
+@njit(cache=True, inline="always")
+def _num_options(ms: np.ndarray, r: int) -> int:
+    """Set choices for rank r: 1 (no set possible), 2 (three cards: none/all), 6 (four: none/all/4 threes)."""
+    if r < 0:
+        return 1
+    c = ((ms[0] >> r) & 1) + ((ms[1] >> r) & 1) + ((ms[2] >> r) & 1) + ((ms[3] >> r) & 1)
+    return 6 if c == 4 else 2
+
+
+@njit(cache=True, inline="always")
+def _in_set(s: int, o: int) -> bool:
+    """Whether the card of suit s goes into the set under option o (0 none, 1 all, 2+k all but suit k)."""
+    return o == 1 or (o >= 2 and o - 2 != s)
+
+
+@njit(cache=True)
+def _candidates(ms: np.ndarray, out: np.ndarray) -> int:
+    """Fill out[0:4] with the ranks that can form sets (-1 padding); return how many."""
+    bits = _set_ranks(ms[0], ms[1], ms[2], ms[3])
+    n = 0
+    for r in range(NUM_RANKS):
+        if (bits >> r) & 1 and n < 4:
+            out[n] = r
+            n += 1
+    for k in range(n, 4):
+        out[k] = -1
+    return n
+
+
+@njit(cache=True)
+def _apply_sets(ms: np.ndarray, cand: np.ndarray, code: int, out: np.ndarray) -> None:
+    """out = suit masks left after taking the sets chosen by mixed-radix ``code``."""
+    for s in range(NUM_SUITS):
+        out[s] = ms[s]
+    for k in range(4):
+        r = cand[k]
+        n = _num_options(ms, r)
+        o = code % n
+        code //= n
+        if o == 0:
+            continue
+        for s in range(NUM_SUITS):
+            if (ms[s] >> r) & 1 and _in_set(s, o):
+                out[s] &= ~(1 << r)
+
+
+@njit(cache=True)
+def _num_codes(ms: np.ndarray, cand: np.ndarray) -> int:
+    total = 1
+    for k in range(4):
+        total *= _num_options(ms, cand[k])
+    return total
+
+
+@njit(cache=True)
+def _min_deadwood(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
+    """Minimal deadwood of the hand with suit masks ms."""
+    if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
+        return run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
+    _candidates(ms, cand)
+    best = 1 << 30
+    for code in range(_num_codes(ms, cand)):
+        _apply_sets(ms, cand, code, tmp)
+        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        if d < best:
+            best = d
+    return best
+
+
+@njit(cache=True)
+def _hand_deadwood_kernel(masks: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
+    for b in range(masks.shape[0]):
+        cand = np.empty(4, np.int64)
+        tmp = np.empty(4, np.int64)
+        out[b] = _min_deadwood(masks[b], run_dw, cand, tmp)
+
+
+@njit(cache=True)
+def _after_discard_row(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray,
+                       tmp: np.ndarray, cur: np.ndarray) -> None:
+    """out[c] = minimal deadwood of the hand without card c, for every held c."""
+    for c in range(NUM_CARDS):
+        out[c] = DEADWOOD_NOT_HELD
+    base = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
+    no_sets = _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0
+    for s in range(NUM_SUITS):
+        m = ms[s]
+        for r in range(NUM_RANKS):
+            if not (m >> r) & 1:
+                continue
+            if no_sets:  # removing a card cannot create a set: only its suit changes
+                out[s * NUM_RANKS + r] = base - run_dw[m] + run_dw[m & ~(1 << r)]
+            else:
+                for t in range(NUM_SUITS):
+                    cur[t] = ms[t]
+                cur[s] = m & ~(1 << r)
+                out[s * NUM_RANKS + r] = _min_deadwood(cur, run_dw, cand, tmp)
+
+
+@njit(cache=True)
+def _after_discard_kernel(masks: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
+    for b in range(masks.shape[0]):
+        cand = np.empty(4, np.int64)
+        tmp = np.empty(4, np.int64)
+        cur = np.empty(4, np.int64)
+        _after_discard_row(masks[b], run_dw, out[b], cand, tmp, cur)
+
+
+@njit(cache=True)
+def _label_runs(rest: np.ndarray, run_melded: np.ndarray, meld_id: np.ndarray, next_id: int) -> int:
+    """Give each maximal run block of the suit masks ``rest`` its own meld id; return the next free id."""
+    for s in range(NUM_SUITS):
+        m = run_melded[rest[s]]
+        r = 0
+        while r < NUM_RANKS:
+            if (m >> r) & 1:
+                while r < NUM_RANKS and (m >> r) & 1:
+                    meld_id[s * NUM_RANKS + r] = next_id
+                    r += 1
+                next_id += 1
+            else:
+                r += 1
+    return next_id
+
+
+@njit(cache=True)
+def _label_sets(ms: np.ndarray, cand: np.ndarray, code: int, meld_id: np.ndarray, next_id: int) -> int:
+    """Give each set chosen by ``code`` its own meld id; return the next free id."""
+    for k in range(4):
+        r = cand[k]
+        n = _num_options(ms, r)
+        o = code % n
+        code //= n
+        if o == 0:
+            continue
+        for s in range(NUM_SUITS):
+            if (ms[s] >> r) & 1 and _in_set(s, o):
+                meld_id[s * NUM_RANKS + r] = next_id
+        next_id += 1
+    return next_id
+
+
+@njit(cache=True)
+def _best_code(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
+    """First set-choice code reaching the minimal deadwood (deterministic)."""
+    _candidates(ms, cand)
+    best, best_code = 1 << 30, 0
+    for code in range(_num_codes(ms, cand)):
+        _apply_sets(ms, cand, code, tmp)
+        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        if d < best:
+            best, best_code = d, code
+    return best_code
+
+
+@njit(cache=True)
+def _best_melds_kernel(masks: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray, out: np.ndarray) -> None:
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
+    for b in range(masks.shape[0]):
+        ms = masks[b]
+        out[b, :] = NO_MELD
+        code = _best_code(ms, run_dw, cand, tmp)
+        nid = _label_sets(ms, cand, code, out[b], 0)
+        _apply_sets(ms, cand, code, tmp)
+        _label_runs(tmp, run_melded, out[b], nid)
+
+
+# ------------------------------------------------------------------ showdown kernels
+
+@njit(cache=True)
+def _suit_deadwood_with_layoffs(a: int, k: int, run_dw: np.ndarray, rank_points: np.ndarray) -> int:
+    """Defender deadwood in one suit: own cards a, knocker's run cards k (lay-off targets)."""
+    if k == 0:
+        return run_dw[a]
+    u = a | k
+    total = 0
+    r = 0
+    while r < NUM_RANKS:
+        if not (u >> r) & 1:
+            r += 1
+            continue
+        start = r
+        touches_run = False
+        pts = 0
+        while r < NUM_RANKS and (u >> r) & 1:
+            if (k >> r) & 1:
+                touches_run = True
+            else:
+                pts += rank_points[r]
+            r += 1
+        if not touches_run and r - start < 3:
+            total += pts
+    return total
+
+
+@njit(cache=True)
+def _defender_best(d: np.ndarray, krun: np.ndarray, lay: np.ndarray, nlay: int, run_dw: np.ndarray,
+                   rank_points: np.ndarray, work: np.ndarray, result: np.ndarray) -> int:
+    """Least defender deadwood over set lay-off subsets x own set choices x run lay-offs.
+
+    d: defender suit masks; krun: knocker run masks; lay[0:nlay]: card indices completing a knocker set
+    of three. result <- (lay-off subset, defender set code) of the first best choice.
+    """
+    cand = work[0:4]
+    tmp = work[4:8]
+    cur = work[8:12]
+    best = 1 << 30
+    for sub in range(1 << nlay):
+        for s in range(NUM_SUITS):
+            cur[s] = d[s]
+        for j in range(nlay):
+            if (sub >> j) & 1:
+                cur[lay[j] // NUM_RANKS] &= ~(1 << (lay[j] % NUM_RANKS))
+        _candidates(cur, cand)
+        for code in range(_num_codes(cur, cand)):
+            _apply_sets(cur, cand, code, tmp)
+            dw = 0
+            for s in range(NUM_SUITS):
+                dw += _suit_deadwood_with_layoffs(tmp[s], krun[s], run_dw, rank_points)
+            if dw < best:
+                best = dw
+                result[0] = sub
+                result[1] = code
+    return best
+
+
+@njit(cache=True)
+def _set_layoff_cards(km: np.ndarray, kcand: np.ndarray, kcode: int, d: np.ndarray, lay: np.ndarray) -> int:
+    """Defender cards that complete one of the knocker's sets of three (chosen by kcode)."""
+    n = 0
+    code = kcode
+    for k in range(4):
+        r = kcand[k]
+        nopt = _num_options(km, r)
+        o = code % nopt
+        code //= nopt
+        if o == 1 and nopt == 2:  # a set of exactly three: the fourth suit is not the knocker's
+            for s in range(NUM_SUITS):
+                if not (km[s] >> r) & 1 and (d[s] >> r) & 1:
+                    lay[n] = s * NUM_RANKS + r
+                    n += 1
+    return n
+
+
+@njit(cache=True)
+def _showdown_row(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
+                  rank_points: np.ndarray, meld_id: np.ndarray, laid_off: np.ndarray, out2: np.ndarray) -> None:
+    """Score one showdown: out2 <- (K, D); fills meld_id / laid_off for the reported arrangement."""
+    work = np.empty(24, np.int64)
+    kcand = np.empty(4, np.int64)
+    ktmp = np.empty(4, np.int64)
+    krun = np.empty(4, np.int64)
+    lay = np.empty(4, np.int64)
+    choice = np.empty(2, np.int64)
+    best_choice = np.zeros(2, np.int64)
+    _candidates(km, kcand)
+    ncodes = _num_codes(km, kcand)
+    kmin = 1 << 30
+    for code in range(ncodes):
+        _apply_sets(km, kcand, code, ktmp)
+        kd = run_dw[ktmp[0]] + run_dw[ktmp[1]] + run_dw[ktmp[2]] + run_dw[ktmp[3]]
+        if kd < kmin:
+            kmin = kd
+    gin = kmin == 0
+    best_d, best_kcode, best_nlay = -1, 0, 0
+    best_lay = np.empty(4, np.int64)
+    for code in range(ncodes):
+        _apply_sets(km, kcand, code, ktmp)
+        kd = run_dw[ktmp[0]] + run_dw[ktmp[1]] + run_dw[ktmp[2]] + run_dw[ktmp[3]]
+        if kd != kmin:
+            continue
+        if gin:
+            for s in range(NUM_SUITS):
+                krun[s] = 0
+            nlay = 0
+        else:
+            for s in range(NUM_SUITS):
+                krun[s] = run_melded[ktmp[s]]
+            nlay = _set_layoff_cards(km, kcand, code, dm, lay)
+        dd = _defender_best(dm, krun, lay, nlay, run_dw, rank_points, work, choice)
+        if dd > best_d:  # tie-break: the minimal arrangement leaving the defender the most deadwood
+            best_d, best_kcode, best_nlay = dd, code, nlay
+            best_choice[0], best_choice[1] = choice[0], choice[1]
+            for j in range(nlay):
+                best_lay[j] = lay[j]
+        if gin:
+            break  # without lay-offs every knocker arrangement leaves the defender the same hand
+    out2[0] = kmin
+    out2[1] = best_d
+
+    # Report the chosen arrangement: knocker's sets and runs, then the defender's.
+    for c in range(NUM_CARDS):
+        meld_id[c] = NO_MELD
+        laid_off[c] = False
+    nid = _label_sets(km, kcand, best_kcode, meld_id, 0)
+    _apply_sets(km, kcand, best_kcode, ktmp)
+    nid = _label_runs(ktmp, run_melded, meld_id, nid)
+    dcur = np.empty(4, np.int64)
+    for s in range(NUM_SUITS):
+        dcur[s] = dm[s]
+        krun[s] = 0 if gin else run_melded[ktmp[s]]
+    for j in range(best_nlay):
+        if (best_choice[0] >> j) & 1:
+            c = best_lay[j]
+            laid_off[c] = True
+            r = c % NUM_RANKS
+            for s in range(NUM_SUITS):  # the set it completes
+                if (km[s] >> r) & 1 and meld_id[s * NUM_RANKS + r] >= 0:
+                    meld_id[c] = meld_id[s * NUM_RANKS + r]
+                    break
+            dcur[c // NUM_RANKS] &= ~(1 << r)
+    dcand = np.empty(4, np.int64)
+    dtmp = np.empty(4, np.int64)
+    _candidates(dcur, dcand)
+    nid = _label_sets(dcur, dcand, best_choice[1], meld_id, nid)
+    _apply_sets(dcur, dcand, best_choice[1], dtmp)
+    for s in range(NUM_SUITS):
+        a, k = dtmp[s], krun[s]
+        u = a | k
+        r = 0
+        while r < NUM_RANKS:
+            if not (u >> r) & 1:
+                r += 1
+                continue
+            start = r
+            anchor = -1
+            while r < NUM_RANKS and (u >> r) & 1:
+                if (k >> r) & 1 and anchor < 0:
+                    anchor = r
+                r += 1
+            if anchor >= 0:  # defender cards of this block extend the knocker's run (chained)
+                for q in range(start, r):
+                    if (a >> q) & 1:
+                        laid_off[s * NUM_RANKS + q] = True
+                        # join the nearest knocker run card in the block
+                        near = -1
+                        for dist in range(1, NUM_RANKS):
+                            if q - dist >= start and (k >> (q - dist)) & 1:
+                                near = q - dist
+                                break
+                            if q + dist < r and (k >> (q + dist)) & 1:
+                                near = q + dist
+                                break
+                        meld_id[s * NUM_RANKS + q] = meld_id[s * NUM_RANKS + near]
+            elif r - start >= 3:
+                for q in range(start, r):
+                    meld_id[s * NUM_RANKS + q] = nid
+                nid += 1
+
+
+@njit(cache=True)
+def _showdown_kernel(kmasks: np.ndarray, dmasks: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
+                     rank_points: np.ndarray, meld_id: np.ndarray, laid_off: np.ndarray, out: np.ndarray) -> None:
+    for b in range(kmasks.shape[0]):
+        _showdown_row(kmasks[b], dmasks[b], run_dw, run_melded, rank_points, meld_id[b], laid_off[b], out[b])
+
+
+# ------------------------------------------------------------------------ public API
+
+class Showdown(NamedTuple):
+    """Result of batched showdowns; arrays have the batch axis first."""
+
+    knocker_deadwood: np.ndarray  #: (B,) int64 K
+    defender_deadwood: np.ndarray  #: (B,) int64 D, after lay-offs (none on gin)
+    gin: np.ndarray  #: (B,) bool K == 0
+    meld_id: np.ndarray  #: (B, 52) int8 meld of each card, knocker's melds first; -1 deadwood / not held
+    laid_off: np.ndarray  #: (B, 52) bool defender cards laid off onto the knocker's melds
+
+
+def _as_hands(hands: np.ndarray) -> np.ndarray:
+    h = np.asarray(hands)
+    if h.ndim == 1:
+        h = h[None]
+    if h.ndim != 2 or h.shape[1] != NUM_CARDS:
+        raise ValueError(f"hands must be a (B, 52) boolean array of held cards, got shape {h.shape}")
+    return h.astype(bool, copy=False)
+
+
+def hand_deadwood(hands: np.ndarray) -> np.ndarray:
+    """(B, 52) bool -> (B,) minimal deadwood of each hand (any number of cards)."""
+    masks = hand_masks(_as_hands(hands))
+    out = np.empty(masks.shape[0], np.int64)
+    _hand_deadwood_kernel(masks, RUN_DEADWOOD, out)
+    return out
+
+
+def deadwood_after_discard(hands: np.ndarray) -> np.ndarray:
+    """(B, 52) bool -> (B, 52): minimal deadwood after discarding each held card; 999 where not held."""
+    masks = hand_masks(_as_hands(hands))
+    out = np.empty((masks.shape[0], NUM_CARDS), np.int64)
+    _after_discard_kernel(masks, RUN_DEADWOOD, out)
+    return out
+
+
+def best_melds(hands: np.ndarray) -> np.ndarray:
+    """(B, 52) bool -> (B, 52) int8 meld id per card in a minimal-deadwood arrangement (-1 = deadwood)."""
+    masks = hand_masks(_as_hands(hands))
+    out = np.empty((masks.shape[0], NUM_CARDS), np.int8)
+    _best_melds_kernel(masks, RUN_DEADWOOD, RUN_MELDED, out)
+    return out
+
+
+def showdown(knocker: np.ndarray, defender: np.ndarray) -> Showdown:
+    """Score showdowns of 10-card knocker hands against defender hands (RULES.md, "Showdown")."""
+    k, d = _as_hands(knocker), _as_hands(defender)
+    if k.shape != d.shape:
+        raise ValueError(f"knocker and defender hands must have the same shape, got {k.shape} and {d.shape}")
+    if np.any(k & d):
+        raise ValueError("a card cannot be in both the knocker's and the defender's hand")
+    b = k.shape[0]
+    meld_id = np.empty((b, NUM_CARDS), np.int8)
+    laid_off = np.empty((b, NUM_CARDS), np.bool_)
+    out = np.empty((b, 2), np.int64)
+    _showdown_kernel(hand_masks(k), hand_masks(d), RUN_DEADWOOD, RUN_MELDED, _RANK_POINTS, meld_id, laid_off, out)
+    return Showdown(out[:, 0], out[:, 1], out[:, 0] == 0, meld_id, laid_off)

@@ -1,0 +1,103 @@
+"""Rule options of Oklahoma Gin (see ``RULES.md``, "Option values").
+
+The defaults together are Oklahoma Gin; ``Rules(knock_limit=10)`` is classic Gin Rummy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule option of RULES.md with its default. Invalid values raise ``ValueError``."""
+
+    knock_limit: str | int = "upcard"
+    """"upcard" (the first upcard's knock value: A -> 0, 2-9 -> face, T-K -> 10) or a fixed int 0-10."""
+    gin_bonus: int = 25
+    """Bonus for gin, int >= 0."""
+    undercut_bonus: int = 10
+    """Bonus for the defender on an undercut, int >= 0."""
+    next_dealer: str = "winner"
+    """Who deals after a non-void hand: "winner", "loser" or "alternate"."""
+    discard_taken_card: bool = False
+    """Whether a card taken from the discard pile may be discarded in the same turn."""
+    spade_double: bool = False
+    """Double a hand's score when its first upcard is a spade."""
+    target_score: int = 100
+    """A game ends when a player's total reaches this, int >= 1."""
+    game_bonuses: bool = False
+    """Line bonus 25 per hand won, 100 for the game, shutout doubles (at game end)."""
+    max_turns_per_hand: int = 200
+    """Turn cap: after this many turns a hand is void (truncated), int >= 1."""
+
+    def __post_init__(self) -> None:
+        kl = self.knock_limit
+        if not (kl == "upcard" or (_is_int(kl) and 0 <= kl <= 10)):
+            _bad("knock_limit", kl, '"upcard" or an integer 0-10')
+        for name in ("gin_bonus", "undercut_bonus"):
+            v = getattr(self, name)
+            if not (_is_int(v) and v >= 0):
+                _bad(name, v, "an integer >= 0")
+        for name in ("target_score", "max_turns_per_hand"):
+            v = getattr(self, name)
+            if not (_is_int(v) and v >= 1):
+                _bad(name, v, "an integer >= 1")
+        if self.next_dealer not in NEXT_DEALER_CHOICES:
+            _bad("next_dealer", self.next_dealer, " | ".join(f'"{c}"' for c in NEXT_DEALER_CHOICES))
+        for name in ("discard_taken_card", "spade_double", "game_bonuses"):
+            v = getattr(self, name)
+            if not isinstance(v, bool):
+                _bad(name, v, "True or False")
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """Names of all rule options."""
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> "Rules":
+        """Build from a mapping; unknown names raise ``ValueError`` listing the valid ones."""
+        unknown = sorted(set(options) - set(cls.option_names()))
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; valid options: {', '.join(cls.option_names())}")
+        return cls(**dict(options))
+
+    @classmethod
+    def from_strings(cls, items: list[str] | tuple[str, ...]) -> "Rules":
+        """Build from command-line ``key=value`` strings ("knock_limit=10", "spade_double=true")."""
+        opts: dict[str, Any] = {}
+        for item in items:
+            if "=" not in item:
+                raise ValueError(f"rule option {item!r} must look like key=value; valid keys: {', '.join(cls.option_names())}")
+            key, value = (s.strip() for s in item.split("=", 1))
+            opts[key] = _parse_value(value)
+        return cls.from_dict(opts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of all options (for configs, checkpoints and logs)."""
+        return dataclasses.asdict(self)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _bad(name: str, value: Any, allowed: str) -> None:
+    raise ValueError(f"invalid rule option {name}={value!r}: allowed is {allowed}")
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    try:
+        return int(text)
+    except ValueError:
+        return text
