@@ -93,40 +93,63 @@ class GameState:
         return GameState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
 
-@dataclass
-class HandResult:
-    """How the hands that ended in a step ended; rows are valid where ``StepOutput.hand_over``."""
+# HandResult is backed by four packed arrays (few allocations per step); its fields are views.
+_R_INT = ("knocker", "winner", "game_winner", "upcard", "dealer", "knock_card", "deadwood0", "deadwood1",
+          "points0", "points1", "scores0", "scores1")
+_R_BOOL = ("gin", "undercut", "void", "truncated_hand", "spade_doubled", "game_over")
+(RI_KNOCKER, RI_WINNER, RI_GAME_WINNER, RI_UPCARD, RI_DEALER, RI_KNOCK_CARD, RI_DEADWOOD, _, RI_POINTS, _,
+ RI_SCORES, _) = range(len(_R_INT))
+RB_GIN, RB_UNDERCUT, RB_VOID, RB_TRUNC, RB_SPADE, RB_GAME_OVER = range(len(_R_BOOL))
 
-    knocker: np.ndarray  #: (N,) int8 player who knocked, -1 on a void hand
-    winner: np.ndarray  #: (N,) int8 player who scored, -1 on a void hand
-    gin: np.ndarray  #: (N,) bool
-    undercut: np.ndarray  #: (N,) bool
-    void: np.ndarray  #: (N,) bool wall or turn cap
-    truncated_hand: np.ndarray  #: (N,) bool void by the turn cap
-    deadwood: np.ndarray  #: (N, 2) int16 K for the knocker, D (after lay-offs) for the defender
-    points: np.ndarray  #: (N, 2) int32 points scored this hand (spade doubling included)
-    scores: np.ndarray  #: (N, 2) int32 totals after the hand (game bonuses included at game end)
-    hands: np.ndarray  #: (N, 2, 52) bool final hands (the knocker's without the face-down discard)
-    meld_id: np.ndarray  #: (N, 52) int8 meld of each card (knocker's melds first), -1 deadwood
-    laid_off: np.ndarray  #: (N, 52) bool defender cards laid off onto the knocker's melds
-    spade_doubled: np.ndarray  #: (N,) bool
-    game_over: np.ndarray  #: (N,) bool a game episode ended with this hand
-    game_winner: np.ndarray  #: (N,) int8 -1 unless game_over
-    upcard: np.ndarray  #: (N,) int8 first upcard of the hand
-    dealer: np.ndarray  #: (N,) int8 dealer of the hand
-    knock_card: np.ndarray  #: (N,) int8 the knocker's face-down discard, -1 none
+
+class HandResult:
+    """How the hands that ended in a step ended; rows are valid where ``StepOutput.hand_over``.
+
+    Fields (views into packed arrays, batch axis first):
+    knocker (N,) player who knocked, -1 on a void hand; winner (N,) player who scored, -1 on a void
+    hand; gin, undercut, void, truncated_hand (void by the turn cap), spade_doubled, game_over (a
+    game episode ended with this hand) (N,) bool; game_winner (N,) -1 unless game_over;
+    deadwood (N, 2) K for the knocker and D after lay-offs for the defender (each player's own
+    minimal deadwood on a void hand); points (N, 2) scored this hand (spade doubling included);
+    scores (N, 2) totals after the hand (game bonuses included at game end; the hand's points in
+    hand episodes); hands (N, 2, 52) bool final hands (the knocker's without the face-down
+    discard); meld_id (N, 52) int8 meld of each card, knocker's melds first, -1 deadwood;
+    laid_off (N, 52) bool defender cards laid off; upcard, dealer, knock_card (N,) (-1 none).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.ints = np.full((n, len(_R_INT)), -1, np.int32)  #: packed integer fields
+        self.bools = np.zeros((n, len(_R_BOOL)), bool)  #: packed flags
+        self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
+        self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
+        for k, name in enumerate(_R_INT[:RI_DEADWOOD]):
+            setattr(self, name, self.ints[:, k])
+        self.deadwood = self.ints[:, RI_DEADWOOD:RI_DEADWOOD + 2]
+        self.points = self.ints[:, RI_POINTS:RI_POINTS + 2]
+        self.scores = self.ints[:, RI_SCORES:RI_SCORES + 2]
+        for k, name in enumerate(_R_BOOL):
+            setattr(self, name, self.bools[:, k])
+        self.hands = self.cards[:, 0:2]
+        self.laid_off = self.cards[:, 2]
 
     @classmethod
     def empty(cls, n: int) -> "HandResult":
-        i8 = lambda: np.full(n, -1, np.int8)  # noqa: E731
-        b = lambda: np.zeros(n, bool)  # noqa: E731
-        return cls(
-            knocker=i8(), winner=i8(), gin=b(), undercut=b(), void=b(), truncated_hand=b(),
-            deadwood=np.zeros((n, 2), np.int16), points=np.zeros((n, 2), np.int32),
-            scores=np.zeros((n, 2), np.int32), hands=np.zeros((n, 2, NUM_CARDS), bool),
-            meld_id=np.full((n, NUM_CARDS), -1, np.int8), laid_off=np.zeros((n, NUM_CARDS), bool),
-            spade_doubled=b(), game_over=b(), game_winner=i8(), upcard=i8(), dealer=i8(), knock_card=i8(),
-        )
+        return cls(n)
+
+    def row(self, i: int) -> dict:
+        """Plain-Python dict of game i's result (for infos, logs and tests)."""
+        from .cards import cards_of
+        return {
+            "knocker": int(self.knocker[i]), "winner": int(self.winner[i]), "gin": bool(self.gin[i]),
+            "undercut": bool(self.undercut[i]), "void": bool(self.void[i]),
+            "truncated_hand": bool(self.truncated_hand[i]), "deadwood": self.deadwood[i].tolist(),
+            "points": self.points[i].tolist(), "scores": self.scores[i].tolist(),
+            "spade_doubled": bool(self.spade_doubled[i]), "game_over": bool(self.game_over[i]),
+            "game_winner": int(self.game_winner[i]), "upcard": int(self.upcard[i]),
+            "dealer": int(self.dealer[i]), "knock_card": int(self.knock_card[i]),
+            "hands": [cards_of(self.hands[i, p]) for p in range(2)],
+            "meld_id": self.meld_id[i].tolist(), "laid_off": cards_of(self.laid_off[i]),
+        }
 
 
 @dataclass
@@ -190,27 +213,18 @@ def _deal_kernel(idx, decks, dealers, rp, s_deck, s_hands, s_stock_next, s_pile,
 
 
 @njit(cache=True)
-def _masks_of(row, out):
-    for s in range(4):
-        m = 0
-        for r in range(NUM_RANKS):
-            if row[s * NUM_RANKS + r]:
-                m |= 1 << r
-        out[s] = m
-
-
-@njit(cache=True)
 def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-              rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points, r_scores, r_game_over,
-              r_game_winner):
+              rewards, flags, next_dealer, r_int, r_bool):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
     before0, before1 = s_scores[i, 0], s_scores[i, 1]
     game_ep = rp[RP_GAME_EPISODE] == 1
     game_over = False
+    r_int[i, RI_POINTS] = 0
+    r_int[i, RI_POINTS + 1] = 0
     if not void:
         loser = 1 - winner
-        r_winner[i] = winner
-        r_points[i, winner] = pts
+        r_int[i, RI_WINNER] = winner
+        r_int[i, RI_POINTS + winner] = pts
         s_scores[i, winner] += pts
         s_hands_won[i, winner] += 1
         if game_ep and s_scores[i, winner] >= rp[RP_TARGET]:
@@ -220,16 +234,16 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
                 s_scores[i, loser] += LINE_BONUS * s_hands_won[i, loser]
                 if s_hands_won[i, loser] == 0:
                     s_scores[i, winner] *= 2
-            r_game_over[i] = True
-            r_game_winner[i] = winner
+            r_bool[i, RB_GAME_OVER] = True
+            r_int[i, RI_GAME_WINNER] = winner
     gain0 = s_scores[i, 0] - before0
     gain1 = s_scores[i, 1] - before1
     rewards[i, 0] = gain0 - gain1
     rewards[i, 1] = gain1 - gain0
-    r_scores[i, 0] = s_scores[i, 0]
-    r_scores[i, 1] = s_scores[i, 1]
+    r_int[i, RI_SCORES] = s_scores[i, 0]
+    r_int[i, RI_SCORES + 1] = s_scores[i, 1]
     if game_ep and not game_over:
-        need_deal[i] = True
+        flags[i, 3] = True
         if void:
             next_dealer[i] = s_dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
@@ -243,19 +257,16 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
         s_cur[i] = -1
         s_phase[i] = 5  # OVER
         if cap and not game_ep:
-            truncated[i] = True
+            flags[i, 1] = True
         else:
-            terminated[i] = True
+            flags[i, 0] = True
 
 
 @njit(cache=True)
 def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
                  s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
                  s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
-                 rewards, terminated, truncated, hand_over, need_deal, next_dealer,
-                 r_knocker, r_winner, r_gin, r_undercut, r_void, r_trunc, r_deadwood, r_points, r_scores,
-                 r_hands, r_meld_id, r_laid_off, r_spade, r_game_over, r_game_winner, r_upcard, r_dealer,
-                 r_knock_card):
+                 rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id):
     """Apply one action in every unfinished game (the action is legal: checked by the caller)."""
     km = np.empty(4, np.int64)
     dm = np.empty(4, np.int64)
@@ -265,6 +276,7 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
     for i in range(actions.shape[0]):
         if s_done[i]:
             continue
+        # per-game views: flags (terminated, truncated, hand_over, need_deal)
         a = actions[i]
         p = s_cur[i]
         ph = s_phase[i]
@@ -305,50 +317,48 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
                     s_phase[i] = 3  # DRAW
                     continue
                 # void hand: report both players' own deadwood
-                hand_over[i] = True
-                r_void[i] = True
-                r_trunc[i] = cap
+                flags[i, 2] = True
+                r_bool[i, RB_VOID] = True
+                r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
-                    _masks_of(s_hands[i, q], km)
-                    r_deadwood[i, q] = _melds._min_deadwood(km, run_dw, cand, tmp)
+                    _melds.masks_of_row(s_hands[i, q], km)
+                    r_int[i, RI_DEADWOOD + q] = _melds._min_deadwood(km, run_dw, cand, tmp)
                     for cc in range(NUM_CARDS):
-                        r_hands[i, q, cc] = s_hands[i, q, cc]
-                r_upcard[i] = s_deck[i, UPCARD_POS]
-                r_dealer[i] = s_dealer[i]
+                        r_cards[i, q, cc] = s_hands[i, q, cc]
+                r_int[i, RI_UPCARD] = s_deck[i, UPCARD_POS]
+                r_int[i, RI_DEALER] = s_dealer[i]
                 _end_hand(i, -1, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-                          rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points, r_scores,
-                          r_game_over, r_game_winner)
+                          rewards, flags, next_dealer, r_int, r_bool)
                 continue
             # knock: showdown
-            _masks_of(s_hands[i, p], km)
-            _masks_of(s_hands[i, 1 - p], dm)
-            _melds._showdown_row(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_laid_off[i], kd)
+            _melds.masks_of_row(s_hands[i, p], km)
+            _melds.masks_of_row(s_hands[i, 1 - p], dm)
+            _melds._showdown_row(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_cards[i, 2], kd)
             k_dw, d_dw = kd[0], kd[1]
             up = s_deck[i, UPCARD_POS]
             if k_dw == 0:
                 winner, pts = p, d_dw + rp[RP_GIN]
-                r_gin[i] = True
+                r_bool[i, RB_GIN] = True
             elif k_dw < d_dw:
                 winner, pts = p, d_dw - k_dw
             else:
                 winner, pts = 1 - p, k_dw - d_dw + rp[RP_UNDERCUT]
-                r_undercut[i] = True
+                r_bool[i, RB_UNDERCUT] = True
             if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
                 pts *= 2
-                r_spade[i] = True
-            hand_over[i] = True
-            r_knocker[i] = p
-            r_knock_card[i] = c
-            r_deadwood[i, p] = k_dw
-            r_deadwood[i, 1 - p] = d_dw
-            r_upcard[i] = up
-            r_dealer[i] = s_dealer[i]
+                r_bool[i, RB_SPADE] = True
+            flags[i, 2] = True
+            r_int[i, RI_KNOCKER] = p
+            r_int[i, RI_KNOCK_CARD] = c
+            r_int[i, RI_DEADWOOD + p] = k_dw
+            r_int[i, RI_DEADWOOD + 1 - p] = d_dw
+            r_int[i, RI_UPCARD] = up
+            r_int[i, RI_DEALER] = s_dealer[i]
             for q in range(2):
                 for cc in range(NUM_CARDS):
-                    r_hands[i, q, cc] = s_hands[i, q, cc]
+                    r_cards[i, q, cc] = s_hands[i, q, cc]
             _end_hand(i, p, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
-                      s_done, rewards, terminated, truncated, need_deal, next_dealer, r_winner, r_points,
-                      r_scores, r_game_over, r_game_winner)
+                      s_done, rewards, flags, next_dealer, r_int, r_bool)
 
 
 @njit(cache=True)
@@ -403,9 +413,8 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
             dw = np.empty(NUM_CARDS, np.int64)
             cand = np.empty(4, np.int64)
             tmp = np.empty(4, np.int64)
-            cur = np.empty(4, np.int64)
-            _masks_of(s_hands[i, p], ms)
-            _melds._after_discard_row(ms, run_dw, dw, cand, tmp, cur)
+            _melds.masks_of_row(s_hands[i, p], ms)
+            _melds._after_discard_row(ms, run_dw, dw, cand, tmp)
             blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
@@ -551,29 +560,21 @@ class VectorGame:
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
-        active = ~s.done
         a = a.astype(np.int64)
-        ok = (a >= 0) & (a < NUM_ACTIONS)
-        ok[ok] = self._mask[self._all[ok], a[ok]]
-        bad = np.flatnonzero(active & ~ok)
-        if len(bad):
-            self._illegal(int(bad[0]), int(a[bad[0]]))
+        bad = _first_illegal(a, self._mask, s.done)
+        if bad >= 0:
+            self._illegal(bad, int(a[bad]))
         n = self.num_games
         finished = s.done.copy()
         rewards = np.zeros((n, 2), np.float32)
-        terminated = np.zeros(n, bool)
-        truncated = np.zeros(n, bool)
-        hand_over = np.zeros(n, bool)
-        need_deal = np.zeros(n, bool)
+        flags = np.zeros((n, 4), bool)
+        terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
-        r = HandResult.empty(n)
+        r = HandResult(n)
         _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
                      s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
-                     s.declined, s.done, rewards, terminated, truncated, hand_over, need_deal, next_dealer,
-                     r.knocker, r.winner, r.gin, r.undercut, r.void, r.truncated_hand, r.deadwood, r.points,
-                     r.scores, r.hands, r.meld_id, r.laid_off, r.spade_doubled, r.game_over, r.game_winner,
-                     r.upcard, r.dealer, r.knock_card)
+                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id)
         terminated |= finished & self._terminated
         truncated |= finished & self._truncated
         self._terminated[:] = terminated
@@ -627,8 +628,37 @@ class VectorGame:
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of a (N, 107) mask (rows with none get 0)."""
-    u = rng.random(mask.shape, dtype=np.float32)
-    return np.argmax(np.where(mask, u, -1.0), axis=1)
+    out = np.empty(mask.shape[0], np.int64)
+    _pick_kth_legal(np.ascontiguousarray(mask, dtype=bool), rng.random(mask.shape[0]), out)
+    return out
+
+
+@njit(cache=True)
+def _pick_kth_legal(mask, u, out):
+    for i in range(mask.shape[0]):
+        n = 0
+        for a in range(mask.shape[1]):
+            n += mask[i, a]
+        k = int(u[i] * n)
+        out[i] = 0
+        for a in range(mask.shape[1]):
+            if mask[i, a]:
+                if k == 0:
+                    out[i] = a
+                    break
+                k -= 1
+
+
+@njit(cache=True)
+def _first_illegal(actions, mask, done):
+    """Index of the first unfinished game whose action is not legal, or -1."""
+    for i in range(actions.shape[0]):
+        if done[i]:
+            continue
+        a = actions[i]
+        if a < 0 or a >= mask.shape[1] or not mask[i, a]:
+            return i
+    return -1
 
 
 def describe_deck(deck: np.ndarray) -> str:

@@ -137,42 +137,65 @@ def _min_deadwood(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.
 
 
 @njit(cache=True)
-def _hand_deadwood_kernel(masks: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
-    for b in range(masks.shape[0]):
-        cand = np.empty(4, np.int64)
-        tmp = np.empty(4, np.int64)
-        out[b] = _min_deadwood(masks[b], run_dw, cand, tmp)
+def masks_of_row(row: np.ndarray, out: np.ndarray) -> None:
+    """(52,) bool hand -> out[0:4] suit masks."""
+    for s in range(NUM_SUITS):
+        m = 0
+        for r in range(NUM_RANKS):
+            if row[s * NUM_RANKS + r]:
+                m |= 1 << r
+        out[s] = m
+
+
+@njit(cache=True)
+def _hand_deadwood_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
+    ms = np.empty(4, np.int64)
+    for b in range(hands.shape[0]):
+        masks_of_row(hands[b], ms)
+        out[b] = _min_deadwood(ms, run_dw, cand, tmp)
 
 
 @njit(cache=True)
 def _after_discard_row(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray,
-                       tmp: np.ndarray, cur: np.ndarray) -> None:
-    """out[c] = minimal deadwood of the hand without card c, for every held c."""
+                       tmp: np.ndarray) -> None:
+    """out[c] = minimal deadwood of the hand without card c, for every held c (999 elsewhere).
+
+    Every arrangement of the hand without c is a set choice of the full hand that leaves c
+    outside the sets (a set of four minus c is the choice "all but c"), so one pass over the
+    full hand's set choices serves all discards: only the suit of c changes.
+    """
     for c in range(NUM_CARDS):
         out[c] = DEADWOOD_NOT_HELD
-    base = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
-    no_sets = _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0
-    for s in range(NUM_SUITS):
-        m = ms[s]
-        for r in range(NUM_RANKS):
-            if not (m >> r) & 1:
-                continue
-            if no_sets:  # removing a card cannot create a set: only its suit changes
-                out[s * NUM_RANKS + r] = base - run_dw[m] + run_dw[m & ~(1 << r)]
-            else:
-                for t in range(NUM_SUITS):
-                    cur[t] = ms[t]
-                cur[s] = m & ~(1 << r)
-                out[s * NUM_RANKS + r] = _min_deadwood(cur, run_dw, cand, tmp)
+    if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
+        ncodes = 1
+        for k in range(4):
+            cand[k] = -1
+    else:
+        _candidates(ms, cand)
+        ncodes = _num_codes(ms, cand)
+    for code in range(ncodes):
+        _apply_sets(ms, cand, code, tmp)
+        total = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        for s in range(NUM_SUITS):
+            t = tmp[s]
+            base = total - run_dw[t]
+            for r in range(NUM_RANKS):
+                if (t >> r) & 1:
+                    v = base + run_dw[t & ~(1 << r)]
+                    if v < out[s * NUM_RANKS + r]:
+                        out[s * NUM_RANKS + r] = v
 
 
 @njit(cache=True)
-def _after_discard_kernel(masks: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
-    for b in range(masks.shape[0]):
-        cand = np.empty(4, np.int64)
-        tmp = np.empty(4, np.int64)
-        cur = np.empty(4, np.int64)
-        _after_discard_row(masks[b], run_dw, out[b], cand, tmp, cur)
+def _after_discard_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
+    ms = np.empty(4, np.int64)
+    for b in range(hands.shape[0]):
+        masks_of_row(hands[b], ms)
+        _after_discard_row(ms, run_dw, out[b], cand, tmp)
 
 
 @njit(cache=True)
@@ -443,22 +466,22 @@ def _as_hands(hands: np.ndarray) -> np.ndarray:
         h = h[None]
     if h.ndim != 2 or h.shape[1] != NUM_CARDS:
         raise ValueError(f"hands must be a (B, 52) boolean array of held cards, got shape {h.shape}")
-    return h.astype(bool, copy=False)
+    return np.ascontiguousarray(h, dtype=bool)
 
 
 def hand_deadwood(hands: np.ndarray) -> np.ndarray:
-    """(B, 52) bool -> (B,) minimal deadwood of each hand (any number of cards)."""
-    masks = hand_masks(_as_hands(hands))
-    out = np.empty(masks.shape[0], np.int64)
-    _hand_deadwood_kernel(masks, RUN_DEADWOOD, out)
+    """(B, 52) bool -> (B,) int16 minimal deadwood of each hand (any number of cards)."""
+    h = _as_hands(hands)
+    out = np.empty(h.shape[0], np.int16)
+    _hand_deadwood_kernel(h, RUN_DEADWOOD, out)
     return out
 
 
 def deadwood_after_discard(hands: np.ndarray) -> np.ndarray:
-    """(B, 52) bool -> (B, 52): minimal deadwood after discarding each held card; 999 where not held."""
-    masks = hand_masks(_as_hands(hands))
-    out = np.empty((masks.shape[0], NUM_CARDS), np.int64)
-    _after_discard_kernel(masks, RUN_DEADWOOD, out)
+    """(B, 52) bool -> (B, 52) int16: minimal deadwood after discarding each held card; 999 where not held."""
+    h = _as_hands(hands)
+    out = np.empty((h.shape[0], NUM_CARDS), np.int16)
+    _after_discard_kernel(h, RUN_DEADWOOD, out)
     return out
 
 
