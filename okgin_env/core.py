@@ -117,20 +117,32 @@ class HandResult:
     laid_off (N, 52) bool defender cards laid off; upcard, dealer, knock_card (N,) (-1 none).
     """
 
+    __slots__ = ("ints", "bools", "cards", "meld_id")
+
     def __init__(self, n: int) -> None:
         self.ints = np.full((n, len(_R_INT)), -1, np.int32)  #: packed integer fields
         self.bools = np.zeros((n, len(_R_BOOL)), bool)  #: packed flags
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
-        for k, name in enumerate(_R_INT[:RI_DEADWOOD]):
-            setattr(self, name, self.ints[:, k])
-        self.deadwood = self.ints[:, RI_DEADWOOD:RI_DEADWOOD + 2]
-        self.points = self.ints[:, RI_POINTS:RI_POINTS + 2]
-        self.scores = self.ints[:, RI_SCORES:RI_SCORES + 2]
-        for k, name in enumerate(_R_BOOL):
-            setattr(self, name, self.bools[:, k])
-        self.hands = self.cards[:, 0:2]
-        self.laid_off = self.cards[:, 2]
+
+    # Views are made on access, so a step pays for four allocations, not twenty.
+    knocker = property(lambda self: self.ints[:, RI_KNOCKER])
+    winner = property(lambda self: self.ints[:, RI_WINNER])
+    game_winner = property(lambda self: self.ints[:, RI_GAME_WINNER])
+    upcard = property(lambda self: self.ints[:, RI_UPCARD])
+    dealer = property(lambda self: self.ints[:, RI_DEALER])
+    knock_card = property(lambda self: self.ints[:, RI_KNOCK_CARD])
+    deadwood = property(lambda self: self.ints[:, RI_DEADWOOD:RI_DEADWOOD + 2])
+    points = property(lambda self: self.ints[:, RI_POINTS:RI_POINTS + 2])
+    scores = property(lambda self: self.ints[:, RI_SCORES:RI_SCORES + 2])
+    gin = property(lambda self: self.bools[:, RB_GIN])
+    undercut = property(lambda self: self.bools[:, RB_UNDERCUT])
+    void = property(lambda self: self.bools[:, RB_VOID])
+    truncated_hand = property(lambda self: self.bools[:, RB_TRUNC])
+    spade_doubled = property(lambda self: self.bools[:, RB_SPADE])
+    game_over = property(lambda self: self.bools[:, RB_GAME_OVER])
+    hands = property(lambda self: self.cards[:, 0:2])
+    laid_off = property(lambda self: self.cards[:, 2])
 
     @classmethod
     def empty(cls, n: int) -> "HandResult":
