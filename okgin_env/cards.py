@@ -56,18 +56,18 @@ def card_pretty(card: int) -> str:
 
 
 def parse_card(text: str) -> int:
-    """Card index from text: 'As', 'Th', also 'TH' and '10h'. Anything else is a ValueError."""
+    """Card index from text: 'As', 'Th', also 'TH' and '10h' (RULES.md). Anything else is a ValueError."""
     if not isinstance(text, str):
         raise ValueError(f"card text must be a string like 'As' or 'Th', got {text!r}")
     t = text.strip()
     if len(t) == 3 and t[:2] == "10":
         t = "T" + t[2]
-    if len(t) != 2 or t[0].upper() not in RANK_CHARS or t[1].lower() not in SUIT_CHARS:
+    if len(t) != 2 or t[0] not in RANK_CHARS or t[1].lower() not in SUIT_CHARS:
         raise ValueError(
             f"bad card {text!r}: expected a rank from {' '.join(RANK_CHARS)} (or 10) "
             f"followed by a suit from {' '.join(SUIT_CHARS)}, e.g. 'As', 'Th', '10h'"
         )
-    return card_index(RANK_CHARS.index(t[0].upper()), SUIT_CHARS.index(t[1].lower()))
+    return card_index(RANK_CHARS.index(t[0]), SUIT_CHARS.index(t[1].lower()))
 
 
 def parse_cards(text: str | Iterable[str]) -> list[int]:
