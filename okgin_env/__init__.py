@@ -12,3 +12,10 @@ __all__ = [
     "GameState", "HandResult", "Phase", "StepOutput", "VectorGame", "random_legal_actions",
     "OBS_FIELDS", "OBS_SIZE", "OBS_VERSION", "obs_field", "Rules",
 ]
+
+# Environments (env helper): PettingZoo AEC, Gymnasium single-agent, registration.
+from . import registration  # noqa: E402  registers okgin/OklahomaGin-v0 with Gymnasium and PettingZoo
+from .aec import STATE_FIELDS, STATE_SIZE, env, raw_env  # noqa: E402
+from .single_agent import SingleAgentEnv  # noqa: E402
+
+__all__ += ["env", "raw_env", "SingleAgentEnv", "STATE_FIELDS", "STATE_SIZE"]

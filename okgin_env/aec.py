@@ -1,0 +1,498 @@
+"""Oklahoma Gin as a PettingZoo AEC environment (classic-env conventions, like ``tictactoe``).
+
+==================  ==========================================================================
+Import              ``from okgin_env import env, raw_env``
+Agents              ``agents = ["player_0", "player_1"]`` (agent i is core player id i)
+Actions             ``Discrete(107)`` (``okgin_env.actions``; see below)
+Observations        ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``
+State               ``state()``: ``Box(float32, (STATE_SIZE,))``, both hands and the stock order
+Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human"]``, ``is_parallelizable=False``
+==================  ==========================================================================
+
+The rules are those of ``RULES.md`` and live in ``okgin_env.core``: this module only
+translates ``VectorGame(1, ...)`` into the AEC protocol.
+
+Options (keyword arguments of ``env``/``raw_env``): every ``Rules`` option (``knock_limit``,
+``gin_bonus``, ...) or ``rules=Rules(...)``, plus
+
+* ``episode="hand"|"game"``: one hand per episode, or hands until a total reaches
+  ``target_score``.
+* ``reward="points"|"win"``: "points" gives each agent its score change minus the
+  opponent's, times ``reward_scale`` (default 0.02: typical hands are worth 10-40 points,
+  gin ~50, so rewards stay near +-1); in game episodes they come at every hand's end (game
+  bonuses included at the end). "win" gives +1/-1 to the winner/loser of the hand (hand
+  episodes; 0 for a void hand) or of the game (game episodes; only at the game's end).
+  Rewards are zero-sum in every step.
+
+Unknown option names raise a ``ValueError`` listing the valid ones.
+
+### Observation
+
+``observation`` is the observing agent's vector of ``okgin_env.observation`` (fields
+``own_hand``, ``discard_top``, ... ; read them with ``obs_field``). ``action_mask`` marks the
+legal actions of the agent to act; it is all zeros for the other agent and after the end.
+
+### Actions
+
+0-51 discard card a, 52-103 knock discarding card a-52 face down, 104 draw the stock,
+105 take the top discard (the upcard during the offer), 106 pass (upcard offer only).
+``raw_env.step`` raises ``ValueError`` naming an illegal or out-of-range action and listing the
+legal ones; ``env()`` adds PettingZoo's ``TerminateIllegalWrapper(illegal_reward=-1)``,
+``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, as the classic environments do.
+
+### Rewards and infos
+
+See ``reward`` above. ``infos[agent]["action_mask"]`` repeats the mask. When a hand ends,
+``infos[agent]["hand_result"]`` holds ``render.hand_result_info`` (knocker, winner, gin /
+undercut / void, deadwoods, melds and lay-offs as card texts, points, scores) for both agents;
+it stays until that agent's next ``step``.
+
+### Reset options
+
+``reset(seed=..., options={"deck": [...], "dealer": d})`` replays a deal (``RULES.md``,
+"Replaying a deal"): 52 card indices or card texts, ``deck[0]`` to the non-dealer; ``dealer``
+0 or 1. In game episodes they apply to the first hand.
+
+### Version history
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .actions import NUM_ACTIONS, action_text
+from .cards import NUM_CARDS, parse_deck
+from .core import EPISODES, GAME_BONUS, LINE_BONUS, UPCARD_POS, Phase, StepOutput, VectorGame
+from .observation import OBS_FIELDS, OBS_SIZE, STOCK_SCALE
+from .render import LastAction, hand_result_info, record_action, render_hand_result, render_player_view
+from .rules import Rules
+
+AGENTS = ("player_0", "player_1")  #: agent i is core player id i
+REWARD_MODES = ("points", "win")
+DEFAULT_REWARD_SCALE = 0.02  #: "points" rewards are points x this (a 50-point gin gives 1.0)
+ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "rules")
+RESET_OPTION_NAMES = ("deck", "dealer")
+MAX_DEADWOOD = 100  #: ten cards of 10 points
+
+
+# --------------------------------------------------------------------------- options
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Rules and environment options shared by the AEC and the single-agent environment."""
+
+    rules: Rules
+    episode: str = "hand"
+    reward: str = "points"
+    reward_scale: float = DEFAULT_REWARD_SCALE
+
+    @staticmethod
+    def option_names() -> list[str]:
+        return Rules.option_names() + list(ENV_OPTION_NAMES)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> "EnvConfig":
+        """Split keyword options into rules and env options; unknown names raise ``ValueError``."""
+        valid = cls.option_names()
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(valid)}")
+        rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
+        rules = options.get("rules")
+        if rules is not None:
+            if not isinstance(rules, Rules):
+                raise ValueError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+            if rule_opts:
+                raise ValueError(f"give either rules=Rules(...) or rule options ({', '.join(rule_opts)}), not both")
+        else:
+            rules = Rules.from_dict(rule_opts)
+        episode = options.get("episode", "hand")
+        if episode not in EPISODES:
+            raise ValueError(f"invalid option episode={episode!r}: allowed is {' | '.join(map(repr, EPISODES))}")
+        reward = options.get("reward", "points")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"invalid option reward={reward!r}: allowed is {' | '.join(map(repr, REWARD_MODES))}")
+        scale = options.get("reward_scale", DEFAULT_REWARD_SCALE)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"invalid option reward_scale={scale!r}: allowed is a finite number > 0")
+        return cls(rules, episode, reward, float(scale))
+
+
+def parse_reset_options(options: Mapping[str, Any] | None) -> tuple[np.ndarray | None, int | None]:
+    """(deck, dealer) from ``reset(options={"deck": ..., "dealer": ...})``, validated."""
+    if not options:
+        return None, None
+    unknown = sorted(set(options) - set(RESET_OPTION_NAMES))
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}; "
+                      f"known: {', '.join(RESET_OPTION_NAMES)}", stacklevel=3)
+    deck = options.get("deck")
+    if deck is not None:
+        try:
+            deck = parse_deck(deck)
+        except ValueError as e:
+            raise ValueError(f"reset option 'deck': {e}") from None
+    dealer = options.get("dealer")
+    if dealer is not None:
+        if isinstance(dealer, (bool, np.bool_)) or not isinstance(dealer, (int, np.integer)) or dealer not in (0, 1):
+            raise ValueError(f"reset option 'dealer' must be 0 or 1 (the player id who deals), got {dealer!r}")
+        dealer = int(dealer)
+    return deck, dealer
+
+
+# ---------------------------------------------------------------------------- spaces
+
+def score_bound(rules: Rules) -> float:
+    """An upper bound on a total score / target (the observation's and state's score fields).
+
+    Before the last hand both totals are below the target; the last hand adds at most
+    max(100 + gin bonus, 10 + undercut bonus), doubled with ``spade_double``. Game bonuses add
+    100 and 25 per hand won and may double: a hand won scores >= 1 point when both bonuses
+    are >= 1 (so at most 2 x target hands are won); otherwise 1000 hands are assumed.
+    """
+    hand = max(MAX_DEADWOOD + rules.gin_bonus, 10 + rules.undercut_bonus) * (2 if rules.spade_double else 1)
+    total = rules.target_score + hand
+    if rules.game_bonuses:
+        hands = 2 * rules.target_score if min(rules.gin_bonus, rules.undercut_bonus) >= 1 else 1000
+        total = 2 * (total + GAME_BONUS + LINE_BONUS * hands)
+    return max(1.0, total / rules.target_score)
+
+
+def observation_box(rules: Rules) -> spaces.Box:
+    """Box of the observation vector: [0, 1] except the score fields (see ``score_bound``)."""
+    high = np.ones(OBS_SIZE, np.float32)
+    sc = OBS_FIELDS["scores"]
+    high[sc.start:sc.start + 2] = score_bound(rules)
+    high[sc.start + 2] = max(1.0, rules.target_score / 100.0)
+    return spaces.Box(low=0.0, high=high, shape=(OBS_SIZE,), dtype=np.float32)
+
+
+def _state_fields() -> dict[str, slice]:
+    sizes = (
+        ("hands", 2 * NUM_CARDS),  # hands[p * 52 + c]: player p holds c
+        ("stock", NUM_CARDS),  # (31 - k) / 31 for the card k-th from the top of the stock, 0 elsewhere
+        ("pile", NUM_CARDS),  # (k + 1) / 52 for the card k-th from the bottom of the discard pile
+        ("discard_top", NUM_CARDS),  # one-hot
+        ("upcard", NUM_CARDS),  # one-hot: the hand's first upcard
+        ("taken", 2 * NUM_CARDS),  # per player: taken from the pile and still held
+        ("discarded", 2 * NUM_CARDS),  # per player: discarded face up this hand
+        ("declined", 2 * NUM_CARDS),  # per player: passed on / drew the stock instead of
+        ("taken_card", NUM_CARDS),  # one-hot: the card taken from the pile this turn
+        ("knock_limit", 11),  # one-hot 0..10
+        ("stock_size", 1),  # cards in stock / 31
+        ("phase", len(Phase)),  # one-hot over Phase (OVER included)
+        ("current_player", 2),  # one-hot; zeros when the episode is over
+        ("dealer", 2),  # one-hot
+        ("turns", 1),  # completed turns / max_turns_per_hand
+        ("scores", 2),  # totals / target (game episodes; the hand's points in hand episodes)
+    )
+    out, start = {}, 0
+    for name, size in sizes:
+        out[name] = slice(start, start + size)
+        start += size
+    return out
+
+
+#: name -> slice of the ``state()`` vector (absolute player ids, not the observer's view)
+STATE_FIELDS: dict[str, slice] = _state_fields()
+STATE_SIZE: int = max(s.stop for s in STATE_FIELDS.values())
+
+
+def state_box(rules: Rules) -> spaces.Box:
+    high = np.ones(STATE_SIZE, np.float32)
+    high[STATE_FIELDS["scores"]] = score_bound(rules)
+    return spaces.Box(low=0.0, high=high, shape=(STATE_SIZE,), dtype=np.float32)
+
+
+def encode_state(game: VectorGame, i: int = 0) -> np.ndarray:
+    """The full state of game ``i`` of a ``VectorGame`` as a (STATE_SIZE,) float32 vector."""
+    s = game.state
+    rules = game.rules
+    v = np.zeros(STATE_SIZE, np.float32)
+    f = STATE_FIELDS
+    v[f["hands"]] = s.hands[i].reshape(-1)
+    nxt = int(s.stock_next[i])
+    stock = s.deck[i, nxt:].astype(np.int64)
+    v[f["stock"].start + stock] = (STOCK_SCALE - np.arange(len(stock))) / STOCK_SCALE
+    n = int(s.pile_size[i])
+    pile = s.pile[i, :n].astype(np.int64)
+    v[f["pile"].start + pile] = (np.arange(n) + 1) / NUM_CARDS
+    if n:
+        v[f["discard_top"].start + int(pile[-1])] = 1.0
+    v[f["upcard"].start + int(s.deck[i, UPCARD_POS])] = 1.0
+    v[f["taken"]] = s.taken[i].reshape(-1)
+    v[f["discarded"]] = s.discarded[i].reshape(-1)
+    v[f["declined"]] = s.declined[i].reshape(-1)
+    if int(s.taken_card[i]) >= 0:
+        v[f["taken_card"].start + int(s.taken_card[i])] = 1.0
+    v[f["knock_limit"].start + int(s.knock_limit[i])] = 1.0
+    v[f["stock_size"].start] = (NUM_CARDS - nxt) / STOCK_SCALE
+    v[f["phase"].start + int(s.phase[i])] = 1.0
+    cur = int(s.current_player[i])
+    if cur >= 0:
+        v[f["current_player"].start + cur] = 1.0
+    v[f["dealer"].start + int(s.dealer[i])] = 1.0
+    v[f["turns"].start] = min(1.0, int(s.turns[i]) / rules.max_turns_per_hand)
+    v[f["scores"]] = s.scores[i] / rules.target_score
+    return v
+
+
+# ------------------------------------------------------------------------ the classes
+
+def env(render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The AEC environment with PettingZoo's standard classic-env wrappers (as ``tictactoe``):
+    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``,
+    ``OrderEnforcingWrapper``."""
+    e = raw_env(render_mode=render_mode, **options)
+    e = TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = AssertOutOfBoundsWrapper(e)
+    e = OrderEnforcingWrapper(e)
+    return e
+
+
+# PettingZoo's wrappers reach the raw env's per-step attributes (agent_selection, rewards, ...)
+# through one ``__getattr__`` per wrapper layer, which costs more than a step of the game
+# itself. These subclasses change nothing but that: the hot attributes are properties that
+# read the raw env directly (the order-enforcing one still refuses them before ``reset``).
+_FORWARDED = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
+              "_cumulative_rewards")
+
+
+def _forwarding_property(name: str, check_reset: bool) -> property:
+    def get(self):
+        if check_reset and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self._raw, name)
+    return property(get)
+
+
+def _fast_wrapper(base: type, check_reset: bool = False) -> type:
+    def __init__(self, env_, *args, **kwargs):
+        self._raw = env_.unwrapped
+        base.__init__(self, env_, *args, **kwargs)
+
+    namespace = {"__init__": __init__, "__str__": lambda self: str(self.env), "__doc__": base.__doc__,
+                 "__module__": __name__, "__qualname__": base.__qualname__}
+    namespace.update({n: _forwarding_property(n, check_reset) for n in _FORWARDED})
+    return type(base.__name__, (base,), namespace)
+
+
+TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper)
+AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper)
+OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True)
+
+
+class _ActionSpace(spaces.Discrete):
+    """``Discrete(107)`` with a fast membership test for plain ints (``AssertOutOfBoundsWrapper``
+    calls ``contains`` at every step, and the generic one costs ~2.5 us)."""
+
+    def contains(self, x: Any) -> bool:
+        if type(x) is int:
+            return 0 <= x < self.n
+        return super().contains(x)
+
+
+_ZERO_MASK = np.zeros(NUM_ACTIONS, np.int8)
+_ZERO_MASK.flags.writeable = False
+
+
+class raw_env(AECEnv, EzPickle):
+    """Oklahoma Gin for two agents, one ``VectorGame(1, ...)`` underneath (see the module docstring)."""
+
+    metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        EzPickle.__init__(self, render_mode=render_mode, **options)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.config = EnvConfig.from_options(options)
+        self.rules = self.config.rules
+        self.game = VectorGame(1, self.rules, episode=self.config.episode)
+        self.possible_agents = list(AGENTS)
+        self.agents = self.possible_agents[:]
+        self.observation_spaces = {
+            a: spaces.Dict({"observation": observation_box(self.rules),
+                            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
+            for a in AGENTS
+        }
+        self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
+        self.state_space = state_box(self.rules)
+        self._points = self.config.reward == "points"
+        self._scale = self.config.reward_scale
+        self._act = np.zeros(1, np.int64)
+        self._player = -1  # core player id to act, -1 when the episode is over
+        self._mask = np.zeros(NUM_ACTIONS, bool)
+        self._views: list[dict | None] = [None, None]
+        self._rewarded = False
+        self._knock_limit = 0
+        self._last_actions: list[LastAction | None] = [None, None]
+        self._last_hand: dict | None = None
+        self._hand_ended = False
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        deck, dealer = parse_reset_options(options)
+        out = self.game.reset(seed=seed, decks=deck, dealers=dealer)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in AGENTS}
+        self._cumulative_rewards = {a: 0.0 for a in AGENTS}
+        self.terminations = {a: False for a in AGENTS}
+        self.truncations = {a: False for a in AGENTS}
+        self.infos = {a: {} for a in AGENTS}
+        self._rewarded = False
+        self._last_actions = [None, None]
+        self._last_hand = None
+        self._hand_ended = False
+        self._knock_limit = int(self.game.state.knock_limit[0])
+        self._new_turn(out, int(out.current_player[0]))
+        if self.render_mode == "human":
+            self.render()
+
+    # -------------------------------------------------------------------- step
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        player = self._player
+        a = self._check_action(action)
+        if self.render_mode is not None:
+            self._last_actions[player] = record_action(self.game.state, 0, a)
+        self._act[0] = a
+        out = self.game.step(self._act)
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewarded:
+            self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
+            self._rewarded = False
+        info = self.infos[agent]
+        if "hand_result" in info:
+            del info["hand_result"]
+        self._hand_ended = bool(out.hand_over[0])
+        if self._hand_ended:
+            self._end_hand(out)
+        cur = int(out.current_player[0])
+        if cur >= 0:
+            self._new_turn(out, cur)
+        else:  # the episode is over: the other agent steps None first, then this one
+            self._player = -1
+            self._mask = np.zeros(NUM_ACTIONS, bool)
+            self._views = [None, None]
+            for a_ in AGENTS:
+                self.infos[a_]["action_mask"] = _ZERO_MASK
+            self.agent_selection = AGENTS[1 - player]
+        if self._rewarded:
+            self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, action: Any) -> int:
+        if type(action) is not int:
+            if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0 and \
+                    np.asarray(action).dtype.kind in "iu":
+                action = int(action)
+            else:
+                raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}; "
+                                 f"legal actions: {self._legal_listing()}")
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"action {action} is out of range 0-{NUM_ACTIONS - 1}; legal actions for "
+                             f"{self.agent_selection}: {self._legal_listing()}")
+        if not self._mask[action]:
+            raise ValueError(f"illegal action {action} ({action_text(action)}) for {self.agent_selection}; "
+                             f"legal actions: {self._legal_listing()}")
+        return action
+
+    def _legal_listing(self) -> str:
+        return ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self._mask))
+
+    def _new_turn(self, out: StepOutput, cur: int) -> None:
+        """The core says ``cur`` is to act: cache their observation and mask."""
+        self._player = cur
+        self._mask = out.legal_action_mask[0]
+        mask8 = self._mask.view(np.int8)
+        self._views = [None, None]
+        self._views[cur] = {"observation": out.observation[0], "action_mask": mask8}
+        self.infos[AGENTS[cur]]["action_mask"] = mask8
+        self.infos[AGENTS[1 - cur]]["action_mask"] = _ZERO_MASK
+        self.agent_selection = AGENTS[cur]
+
+    def _end_hand(self, out: StepOutput) -> None:
+        """Rewards, flags and infos of a hand that ended in this step (rare path)."""
+        r = out.result
+        info = hand_result_info(r, 0, knock_limit=self._knock_limit)
+        self._last_hand = info
+        self._knock_limit = int(self.game.state.knock_limit[0])  # the next hand's, in game episodes
+        for a in AGENTS:
+            self.infos[a]["hand_result"] = info
+        if self._points:
+            gains = (float(out.rewards[0, 0]) * self._scale, float(out.rewards[0, 1]) * self._scale)
+        else:
+            winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
+            gains = (0.0, 0.0) if winner is None else ((1.0, -1.0) if winner == 0 else (-1.0, 1.0))
+        if gains[0] or gains[1]:
+            self.rewards[AGENTS[0]], self.rewards[AGENTS[1]] = gains
+            self._rewarded = True
+        if out.terminated[0]:
+            self.terminations = {a: True for a in AGENTS}
+        if out.truncated[0]:
+            self.truncations = {a: True for a in AGENTS}
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        p = AGENTS.index(agent)
+        view = self._views[p]
+        if view is None:
+            view = {"observation": self.game.observe(p)[0], "action_mask": _ZERO_MASK}
+            self._views[p] = view
+        return view
+
+    def state(self) -> np.ndarray:
+        """Full state for centralised critics (``STATE_FIELDS``): both hands, stock order, pile, ..."""
+        return encode_state(self.game, 0)
+
+    # ------------------------------------------------------------------- render
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        color = self.render_mode == "human" and sys.stdout.isatty()
+        text = self.render_text(color=color)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def render_text(self, color: bool = False, player: int | None = None) -> str:
+        """The acting player's view (or ``player``'s), after the last hand's result if one just ended."""
+        parts = []
+        if self._last_hand is not None and (self._hand_ended or self._player < 0):
+            parts.append(render_hand_result(self._last_hand, color=color))
+        p = self._player if player is None else player
+        if p >= 0:
+            parts.append(render_player_view(self.game.state, p, self.rules, episode=self.config.episode,
+                                            last_actions=self._last_actions, color=color))
+        return "\n".join(parts)
+
+    def close(self) -> None:
+        pass
