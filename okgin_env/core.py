@@ -278,17 +278,24 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
 def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
                  s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
                  s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
-                 rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id):
-    """Apply one action in every unfinished game (the action is legal: checked by the caller)."""
+                 rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
+    """Apply one action in every unfinished game (the action is legal: checked by the caller).
+
+    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's episode
+    ended (terminated, truncated), repeated in flags while it stays finished.
+    Returns (games needing a new deal, games whose episode is over).
+    """
     km = np.empty(4, np.int64)
     dm = np.empty(4, np.int64)
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
     kd = np.empty(2, np.int64)
+    deals = 0
     for i in range(actions.shape[0]):
         if s_done[i]:
+            flags[i, 0] = ended[i, 0]
+            flags[i, 1] = ended[i, 1]
             continue
-        # per-game views: flags (terminated, truncated, hand_over, need_deal)
         a = actions[i]
         p = s_cur[i]
         ph = s_phase[i]
@@ -371,6 +378,14 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
                     r_cards[i, q, cc] = s_hands[i, q, cc]
             _end_hand(i, p, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
                       s_done, rewards, flags, next_dealer, r_int, r_bool)
+    over = 0
+    for i in range(actions.shape[0]):
+        deals += flags[i, 3]
+        if flags[i, 0] or flags[i, 1]:
+            ended[i, 0] = flags[i, 0]
+            ended[i, 1] = flags[i, 1]
+            over += 1
+    return deals, over
 
 
 @njit(cache=True)
@@ -494,9 +509,8 @@ class VectorGame:
         self.state.current_player[:] = -1
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
         self._all = np.arange(self.num_games)
-        # how each finished episode ended, repeated by later steps until the game is reset
-        self._terminated = np.zeros(self.num_games, bool)
-        self._truncated = np.zeros(self.num_games, bool)
+        # (terminated, truncated) of each finished episode, repeated by later steps until a reset
+        self._ended = np.zeros((self.num_games, 2), bool)
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
@@ -515,8 +529,7 @@ class VectorGame:
             dealers = self.rng.integers(0, 2, len(idx))
         self.state.scores[idx] = 0
         self.state.hands_won[idx] = 0
-        self._terminated[idx] = False
-        self._truncated[idx] = False
+        self._ended[idx] = False
         self._deal(idx, decks, dealers)
 
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
@@ -577,27 +590,20 @@ class VectorGame:
         if bad >= 0:
             self._illegal(bad, int(a[bad]))
         n = self.num_games
-        finished = s.done.copy()
         rewards = np.zeros((n, 2), np.float32)
         flags = np.zeros((n, 4), bool)
         terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
-        _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
+        deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
                      s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
-                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id)
-        terminated |= finished & self._terminated
-        truncated |= finished & self._truncated
-        self._terminated[:] = terminated
-        self._truncated[:] = truncated
-        if need_deal.any():
+                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+        if deals:
             idx = np.flatnonzero(need_deal)
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
-        if self.autoreset:
-            ended = np.flatnonzero(terminated | truncated)
-            if len(ended):
-                self._new_games(ended)
+        if self.autoreset and over:
+            self._new_games(np.flatnonzero(terminated | truncated))
         return self._output(rewards, r, terminated, truncated, hand_over)
 
     def _illegal(self, game: int, action: int) -> None:
