@@ -341,7 +341,7 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
                 r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
                     _melds.masks_of_row(s_hands[i, q], km)
-                    r_int[i, RI_DEADWOOD + q] = _melds._min_deadwood(km, run_dw, cand, tmp)
+                    r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, run_dw, cand, tmp)
                     for cc in range(NUM_CARDS):
                         r_cards[i, q, cc] = s_hands[i, q, cc]
                 r_int[i, RI_UPCARD] = s_deck[i, UPCARD_POS]
@@ -352,7 +352,7 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
             # knock: showdown
             _melds.masks_of_row(s_hands[i, p], km)
             _melds.masks_of_row(s_hands[i, 1 - p], dm)
-            _melds._showdown_row(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_cards[i, 2], kd)
+            _melds.showdown_of_masks(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_cards[i, 2], kd)
             k_dw, d_dw = kd[0], kd[1]
             up = s_deck[i, UPCARD_POS]
             if k_dw == 0:
@@ -441,7 +441,7 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
             cand = np.empty(4, np.int64)
             tmp = np.empty(4, np.int64)
             _melds.masks_of_row(s_hands[i, p], ms)
-            _melds._after_discard_row(ms, run_dw, dw, cand, tmp)
+            _melds.deadwood_after_discard_of_masks(ms, run_dw, dw, cand, tmp)
             blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0

@@ -9,7 +9,10 @@ in a suit, a defender card is laid off exactly when it sits in one consecutive b
 a card of the knocker's run (chained extensions), and a card that completes a knocker's
 set of three is laid off or kept, whichever is better (enumerated).
 
-All public functions take (B, 52) boolean hands and loop over the batch inside numba.
+All batched public functions take (B, 52) boolean hands and loop over the batch inside
+numba. The scalar kernels they are built from (``masks_of_row``, ``min_deadwood_of_masks``,
+``deadwood_after_discard_of_masks``, ``showdown_of_masks``) are public too, for other numba
+code (the core's step, the bots) that works on one hand at a time.
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ def _num_codes(ms: np.ndarray, cand: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def _min_deadwood(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
+def min_deadwood_of_masks(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
     """Minimal deadwood of the hand with suit masks ms."""
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
         return run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
@@ -154,11 +157,11 @@ def _hand_deadwood_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray
     ms = np.empty(4, np.int64)
     for b in range(hands.shape[0]):
         masks_of_row(hands[b], ms)
-        out[b] = _min_deadwood(ms, run_dw, cand, tmp)
+        out[b] = min_deadwood_of_masks(ms, run_dw, cand, tmp)
 
 
 @njit(cache=True)
-def _after_discard_row(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray,
+def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray,
                        tmp: np.ndarray) -> None:
     """out[c] = minimal deadwood of the hand without card c, for every held c (999 elsewhere).
 
@@ -195,7 +198,7 @@ def _after_discard_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray
     ms = np.empty(4, np.int64)
     for b in range(hands.shape[0]):
         masks_of_row(hands[b], ms)
-        _after_discard_row(ms, run_dw, out[b], cand, tmp)
+        deadwood_after_discard_of_masks(ms, run_dw, out[b], cand, tmp)
 
 
 @njit(cache=True)
@@ -336,7 +339,7 @@ def _set_layoff_cards(km: np.ndarray, kcand: np.ndarray, kcode: int, d: np.ndarr
 
 
 @njit(cache=True)
-def _showdown_row(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
+def showdown_of_masks(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
                   rank_points: np.ndarray, meld_id: np.ndarray, laid_off: np.ndarray, out2: np.ndarray) -> None:
     """Score one showdown: out2 <- (K, D); fills meld_id / laid_off for the reported arrangement."""
     work = np.empty(24, np.int64)
@@ -445,7 +448,7 @@ def _showdown_row(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_melded
 def _showdown_kernel(kmasks: np.ndarray, dmasks: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
                      rank_points: np.ndarray, meld_id: np.ndarray, laid_off: np.ndarray, out: np.ndarray) -> None:
     for b in range(kmasks.shape[0]):
-        _showdown_row(kmasks[b], dmasks[b], run_dw, run_melded, rank_points, meld_id[b], laid_off[b], out[b])
+        showdown_of_masks(kmasks[b], dmasks[b], run_dw, run_melded, rank_points, meld_id[b], laid_off[b], out[b])
 
 
 # ------------------------------------------------------------------------ public API

@@ -1,0 +1,45 @@
+"""The one interface every okgin agent has.
+
+An agent is stateless between calls: ``act`` sees a batch of observations and legal-action
+masks (rows may come from different games, seats and moments) and returns one legal action
+per row. Everything a player may know is in the observation (``okgin_env.observation``), so
+no agent ever reads the game state. Randomised agents draw from their own
+``np.random.Generator``, seeded when they are made.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.observation import OBS_SIZE
+
+
+class Agent(ABC):
+    """A batched policy: ``act(observations, action_masks) -> actions``."""
+
+    name: str = "agent"
+
+    @abstractmethod
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, OBS_SIZE) float32 observations and (B, 107) bool masks -> (B,) int64 legal actions.
+
+        A row without any legal action (a finished game, whose action ``VectorGame.step``
+        ignores) gets an arbitrary action id.
+        """
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def check_batch(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The batch as C-contiguous float32 / bool arrays; clear errors for wrong shapes."""
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    mask = np.ascontiguousarray(action_masks, dtype=bool)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (B, {OBS_SIZE}), got {obs.shape}")
+    if mask.shape != (obs.shape[0], NUM_ACTIONS):
+        raise ValueError(f"action_masks must have shape ({obs.shape[0]}, {NUM_ACTIONS}), got {mask.shape}")
+    return obs, mask

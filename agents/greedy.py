@@ -1,0 +1,67 @@
+"""The greedy baseline: lowest deadwood now, nothing else."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from okgin_env.cards import NUM_CARDS
+
+from . import kernels as k
+from .base import Agent, check_batch
+
+
+class GreedyAgent(Agent):
+    """Greedy play on deadwood alone.
+
+    * Draw: takes the top discard (also the upcard on the offer) if, after taking it and
+      discarding its best other card, its deadwood is lower than now; otherwise draws
+      from the stock (passes on the offer).
+    * Discard: the legal card that leaves the least deadwood; ties go to the card worth
+      the most points, then to the highest card index.
+    * Knocks as soon as it may (with that card).
+
+    Deterministic.
+    """
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None) -> None:
+        """``seed`` is accepted like every baseline's; greedy play draws no random numbers."""
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs, mask = check_batch(observations, action_masks)
+        out = np.empty(len(obs), np.int64)
+        _greedy_kernel(obs, mask, out)
+        return out
+
+
+@njit(cache=True)
+def _greedy_kernel(obs, mask, out):
+    ms = np.empty(4, np.int64)
+    work = np.empty(8, np.int64)
+    after = np.empty(NUM_CARDS, np.int64)
+    for b in range(obs.shape[0]):
+        o, m = obs[b], mask[b]
+        ph = k.row_phase(o)
+        if ph == k.DISCARD:
+            best, card = -1.0, -1
+            for c in range(NUM_CARDS):
+                if m[c]:
+                    # least deadwood (highest discard_deadwood), then most points; later cards win ties
+                    x = o[k.DISCARD_DEADWOOD + c] * 1000.0 + k.POINTS[c]
+                    if x >= best:
+                        best, card = x, c
+            out[b] = k.knock_or_discard(card, True, m)
+            continue
+        top = k.row_top(o)
+        take = False
+        if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
+            k.row_field_masks(o, k.OWN_HAND, ms)
+            now = k.deadwood(ms, work)
+            k.add(ms, top)
+            with_top = k.deadwood(ms, work)
+            k.remove(ms, top)
+            if with_top - k.MAX_POINTS < now:  # else no discard can bring it below now
+                take = k.take_then_best(ms, top, after, work) < now
+        out[b] = k.draw_action(take, m)

@@ -1,0 +1,87 @@
+"""The "simple player" of Gin Rummy AI research (Neller's SimpleGinRummyPlayer)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from okgin_env.cards import NUM_CARDS, NUM_RANKS
+
+from . import kernels as k
+from .base import Agent, check_batch
+
+
+class SimpleAgent(Agent):
+    """Neller's SimpleGinRummyPlayer, adapted to Oklahoma Gin.
+
+    * Draw: takes the top discard (also the upcard on the offer) only if the card is then
+      melded in its best (least-deadwood) arrangement of the eleven cards, or taking it
+      lets it knock this turn; otherwise draws from the stock (passes on the offer).
+    * Discard: the legal card that leaves the least deadwood -- in practice its
+      highest-ranked deadwood card: among equal deadwood the highest rank (K > Q > J);
+      remaining ties (same rank, different suits) are broken uniformly at random by its
+      seeded generator, as in Neller's player.
+    * Knocks as soon as it may (with that card); never plays on for gin.
+    """
+
+    name = "simple"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs, mask = check_batch(observations, action_masks)
+        out = np.empty(len(obs), np.int64)
+        _simple_kernel(obs, mask, self.rng.random(len(obs)), out)
+        return out
+
+
+@njit(cache=True)
+def _simple_kernel(obs, mask, noise, out):
+    ms = np.empty(4, np.int64)
+    work = np.empty(8, np.int64)
+    after = np.empty(NUM_CARDS, np.int64)
+    for b in range(obs.shape[0]):
+        o, m = obs[b], mask[b]
+        ph = k.row_phase(o)
+        if ph == k.DISCARD:
+            out[b] = k.knock_or_discard(_discard(o, m, noise[b]), True, m)
+            continue
+        top = k.row_top(o)
+        take = False
+        if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
+            k.row_field_masks(o, k.OWN_HAND, ms)
+            now = k.deadwood(ms, work)
+            k.add(ms, top)
+            with_top = k.deadwood(ms, work)
+            k.remove(ms, top)
+            take = with_top < now + k.POINTS[top]  # melded in the best arrangement
+            if not take and with_top - k.MAX_POINTS <= k.row_knock_limit(o):  # a knock is not ruled out
+                take = k.take_then_best(ms, top, after, work) <= k.row_knock_limit(o)
+        out[b] = k.draw_action(take, m)
+
+
+@njit(cache=True)
+def _discard(o, m, u):
+    """Least deadwood, then highest rank, then a uniform choice among the tied suits (u in [0, 1)).
+
+    Equal deadwood gives equal ``discard_deadwood`` values, so the floats are compared directly.
+    """
+    best_x, best_rank, ties = -1.0, -1, 0
+    choice = -1
+    for c in range(NUM_CARDS):
+        if not m[c]:
+            continue
+        x, rank = o[k.DISCARD_DEADWOOD + c], c % NUM_RANKS
+        if x > best_x or (x == best_x and rank > best_rank):
+            best_x, best_rank, ties, choice = x, rank, 1, c
+        elif x == best_x and rank == best_rank:
+            ties += 1
+    if ties > 1:  # pick the j-th tied card
+        j = int(u * ties)
+        for c in range(choice, NUM_CARDS, NUM_RANKS):
+            if m[c] and o[k.DISCARD_DEADWOOD + c] == best_x:
+                if j == 0:
+                    return c
+                j -= 1
+    return choice
