@@ -393,6 +393,10 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
                     s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
                     s_done, out_obs, out_mask):
     """Observation of players[i] in every game; with write_mask, also the legal-action mask of the mover."""
+    ms = np.empty(4, np.int64)
+    dw = np.empty(NUM_CARDS, np.int64)
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
     for i in range(players.shape[0]):
         p = players[i]
         o = out_obs[i]
@@ -436,10 +440,6 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
                 m[DRAW_STOCK] = True
                 m[TAKE_DISCARD] = True
         else:
-            ms = np.empty(4, np.int64)
-            dw = np.empty(NUM_CARDS, np.int64)
-            cand = np.empty(4, np.int64)
-            tmp = np.empty(4, np.int64)
             _melds.masks_of_row(s_hands[i, p], ms)
             _melds.deadwood_after_discard_of_masks(ms, run_dw, dw, cand, tmp)
             blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
