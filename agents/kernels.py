@@ -1,7 +1,7 @@
 """Row-level numba helpers the bots share: read one observation, deadwood of suit masks.
 
 A bot's kernel loops over the batch and calls these on one row at a time, so a whole batch
-is decided in one compiled call. Fields are read through ``OBS_OFFSET`` (the layout of
+is decided in one compiled call. Fields are read through the offset constants of ``okgin_env.observation`` (the layout of
 ``okgin_env.observation``); deadwood comes from the meld kernels of ``okgin_env.melds``
 (``min_deadwood_of_masks`` and ``deadwood_after_discard_of_masks``, the scalar cores of ``hand_deadwood`` and
 ``deadwood_after_discard``) on suit masks: ``ms[s]`` has bit ``r`` set when the card of rank
@@ -15,26 +15,17 @@ from numba import njit
 
 from okgin_env import melds
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
-from okgin_env.cards import CARD_POINTS, HAND_SIZE, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from okgin_env.cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from okgin_env.core import Phase
-from okgin_env.observation import DEADWOOD_SCALE, OBS_FIELDS, OBS_OFFSET, STOCK_SCALE
+from okgin_env.observation import (DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, KNOCK_LIMIT, OBS_FIELDS, OPP_DECLINED,
+                                   OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES, STOCK_SCALE,
+                                   STOCK_SIZE)
 
 RUN_DEADWOOD = melds.RUN_DEADWOOD
 POINTS = CARD_POINTS.astype(np.int64)
 MAX_POINTS = int(POINTS.max())  #: removing one card lowers deadwood by at most this
 NOT_HELD = melds.DEADWOOD_NOT_HELD
 
-OWN_HAND = OBS_OFFSET["own_hand"]
-DISCARD_TOP = OBS_OFFSET["discard_top"]
-PILE_BURIED = OBS_OFFSET["pile_buried"]
-OPP_TAKEN = OBS_OFFSET["opp_taken"]
-OPP_DISCARDED = OBS_OFFSET["opp_discarded"]
-OPP_DECLINED = OBS_OFFSET["opp_declined"]
-DISCARD_DEADWOOD = OBS_OFFSET["discard_deadwood"]
-KNOCK_LIMIT = OBS_OFFSET["knock_limit"]
-STOCK_SIZE = OBS_OFFSET["stock_size"]
-PHASE = OBS_OFFSET["phase"]
-SCORES = OBS_OFFSET["scores"]
 NUM_PHASES = OBS_FIELDS["phase"].stop - PHASE
 NUM_KNOCK_LIMITS = OBS_FIELDS["knock_limit"].stop - KNOCK_LIMIT
 MAX_KNOCK_LIMIT = NUM_KNOCK_LIMITS - 1  #: 10

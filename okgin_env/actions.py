@@ -11,6 +11,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from .cards import NUM_CARDS, card_text
 
 DISCARD = 0  #: first discard action; discard card c is DISCARD + c
@@ -41,3 +45,28 @@ def action_text(action: int) -> str:
     if a < DRAW_STOCK:
         return f"knock {card_text(a - KNOCK)}"
     return {DRAW_STOCK: "draw", TAKE_DISCARD: "take", PASS: "pass"}[a]
+
+
+def legal_listing(mask: np.ndarray) -> str:
+    """'104 (draw), 105 (take)': the legal actions of a (107,) mask, for error messages."""
+    return ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(mask))
+
+
+def check_action(action: Any, mask: np.ndarray, who: str = "") -> int:
+    """The action as a Python int if it is legal under ``mask``; otherwise a ValueError that
+    names the action and lists the legal ones (``who`` names the player in the message)."""
+    for_who = f" for {who}" if who else ""
+    if type(action) is not int:
+        if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0 and \
+                np.asarray(action).dtype.kind in "iu":
+            action = int(action)
+        else:
+            raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}; "
+                             f"legal actions{for_who}: {legal_listing(mask)}")
+    if not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action {action} is out of range 0-{NUM_ACTIONS - 1}; legal actions{for_who}: "
+                         f"{legal_listing(mask)}")
+    if not mask[action]:
+        raise ValueError(f"illegal action {action} ({action_text(action)}){for_who}; "
+                         f"legal actions: {legal_listing(mask)}")
+    return action

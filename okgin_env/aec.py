@@ -73,7 +73,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .actions import NUM_ACTIONS, action_text
+from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS, parse_deck
 from .core import EPISODES, GAME_BONUS, LINE_BONUS, UPCARD_POS, Phase, StepOutput, VectorGame
 from .observation import OBS_FIELDS, OBS_SIZE, STOCK_SCALE
@@ -408,23 +408,7 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def _check_action(self, action: Any) -> int:
-        if type(action) is not int:
-            if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0 and \
-                    np.asarray(action).dtype.kind in "iu":
-                action = int(action)
-            else:
-                raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}; "
-                                 f"legal actions: {self._legal_listing()}")
-        if not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action {action} is out of range 0-{NUM_ACTIONS - 1}; legal actions for "
-                             f"{self.agent_selection}: {self._legal_listing()}")
-        if not self._mask[action]:
-            raise ValueError(f"illegal action {action} ({action_text(action)}) for {self.agent_selection}; "
-                             f"legal actions: {self._legal_listing()}")
-        return action
-
-    def _legal_listing(self) -> str:
-        return ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(self._mask))
+        return check_action(action, self._mask, self.agent_selection)
 
     def _new_turn(self, out: StepOutput, cur: int) -> None:
         """The core says ``cur`` is to act: cache their observation and mask."""

@@ -33,7 +33,9 @@ from numba import njit
 from . import melds as _melds
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, card_text, parse_deck
-from .observation import DEADWOOD_SCALE, OBS_OFFSET, OBS_SIZE, STOCK_SCALE
+from .observation import (CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
+                          OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES,
+                          STOCK_SCALE, STOCK_SIZE)
 from .rules import NEXT_DEALER_CHOICES, Rules
 
 UPCARD_POS = 2 * HAND_SIZE  #: deck[20] is the upcard
@@ -455,19 +457,6 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
                         m[KNOCK + c] = True
 
 
-OWN_HAND = OBS_OFFSET["own_hand"]
-DISCARD_TOP = OBS_OFFSET["discard_top"]
-PILE_BURIED = OBS_OFFSET["pile_buried"]
-OPP_TAKEN = OBS_OFFSET["opp_taken"]
-OPP_DISCARDED = OBS_OFFSET["opp_discarded"]
-OPP_DECLINED = OBS_OFFSET["opp_declined"]
-CANNOT_DISCARD = OBS_OFFSET["cannot_discard"]
-DISCARD_DEADWOOD = OBS_OFFSET["discard_deadwood"]
-KNOCK_LIMIT = OBS_OFFSET["knock_limit"]
-STOCK_SIZE = OBS_OFFSET["stock_size"]
-PHASE = OBS_OFFSET["phase"]
-IS_DEALER = OBS_OFFSET["is_dealer"]
-SCORES = OBS_OFFSET["scores"]
 
 
 # ------------------------------------------------------------------------ the class

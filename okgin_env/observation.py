@@ -63,8 +63,22 @@ def _slices() -> dict[str, slice]:
 OBS_FIELDS: dict[str, slice] = _slices()
 #: total length of the observation vector
 OBS_SIZE: int = sum(size for _, size in _FIELD_SIZES)
-#: start offset of each field, for the numba kernels (which cannot take a dict)
+#: start offset of each field
 OBS_OFFSET = {name: s.start for name, s in OBS_FIELDS.items()}
+# The same offsets as module constants, for numba kernels (which read globals, not dicts).
+OWN_HAND = OBS_OFFSET["own_hand"]
+DISCARD_TOP = OBS_OFFSET["discard_top"]
+PILE_BURIED = OBS_OFFSET["pile_buried"]
+OPP_TAKEN = OBS_OFFSET["opp_taken"]
+OPP_DISCARDED = OBS_OFFSET["opp_discarded"]
+OPP_DECLINED = OBS_OFFSET["opp_declined"]
+CANNOT_DISCARD = OBS_OFFSET["cannot_discard"]
+DISCARD_DEADWOOD = OBS_OFFSET["discard_deadwood"]
+KNOCK_LIMIT = OBS_OFFSET["knock_limit"]
+STOCK_SIZE = OBS_OFFSET["stock_size"]
+PHASE = OBS_OFFSET["phase"]
+IS_DEALER = OBS_OFFSET["is_dealer"]
+SCORES = OBS_OFFSET["scores"]
 DEADWOOD_SCALE = 110.0  #: discard_deadwood = (DEADWOOD_SCALE - deadwood) / DEADWOOD_SCALE
 STOCK_SCALE = 31.0  #: stock_size = cards in stock / STOCK_SCALE
 

@@ -43,7 +43,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS, action_text
+from .actions import NUM_ACTIONS, check_action, legal_listing
 from .aec import EnvConfig, observation_box, parse_reset_options
 from .core import StepOutput, VectorGame, random_legal_actions
 from .render import LastAction, hand_result_info, record_action, render_hand_result, render_player_view
@@ -198,7 +198,7 @@ class SingleAgentEnv(gymnasium.Env):
             a = int(np.asarray(self.opponent.act(out.observation, out.legal_action_mask))[0])
             if not (0 <= a < NUM_ACTIONS and out.legal_action_mask[0, a]):
                 raise ValueError(f"the opponent {getattr(self.opponent, 'name', self.opponent)!r} chose the illegal "
-                                 f"action {a}; legal: {self._listing(out.legal_action_mask[0])}")
+                                 f"action {a}; legal: {legal_listing(out.legal_action_mask[0])}")
             if self.render_mode is not None:
                 self._last_actions[opp] = record_action(self.game.state, 0, a)
             self._act[0] = a
@@ -225,24 +225,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._mask = np.zeros(NUM_ACTIONS, bool) if self._done else out.legal_action_mask[0]
 
     def _check_action(self, action: Any) -> int:
-        if type(action) is not int:
-            if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0 and \
-                    np.asarray(action).dtype.kind in "iu":
-                action = int(action)
-            else:
-                raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}; "
-                                 f"legal actions: {self._listing(self._mask)}")
-        if not 0 <= action < NUM_ACTIONS:
-            raise ValueError(f"action {action} is out of range 0-{NUM_ACTIONS - 1}; "
-                             f"legal actions: {self._listing(self._mask)}")
-        if not self._mask[action]:
-            raise ValueError(f"illegal action {action} ({action_text(action)}); "
-                             f"legal actions: {self._listing(self._mask)}")
-        return action
-
-    @staticmethod
-    def _listing(mask: np.ndarray) -> str:
-        return ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(mask))
+        return check_action(action, self._mask)
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | None:
