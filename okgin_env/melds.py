@@ -99,18 +99,24 @@ def _candidates(ms: np.ndarray, out: np.ndarray) -> int:
     return n
 
 
+@njit(cache=True, inline="always")
+def _option(ms: np.ndarray, cand: np.ndarray, code: int, k: int) -> int:
+    """The option that mixed-radix ``code`` picks for candidate rank cand[k]."""
+    for j in range(k):
+        code //= _num_options(ms, cand[j])
+    return code % _num_options(ms, cand[k])
+
+
 @njit(cache=True)
 def _apply_sets(ms: np.ndarray, cand: np.ndarray, code: int, out: np.ndarray) -> None:
     """out = suit masks left after taking the sets chosen by mixed-radix ``code``."""
     for s in range(NUM_SUITS):
         out[s] = ms[s]
     for k in range(4):
-        r = cand[k]
-        n = _num_options(ms, r)
-        o = code % n
-        code //= n
+        o = _option(ms, cand, code, k)
         if o == 0:
             continue
+        r = cand[k]
         for s in range(NUM_SUITS):
             if (ms[s] >> r) & 1 and _in_set(s, o):
                 out[s] &= ~(1 << r)
@@ -222,12 +228,10 @@ def _label_runs(rest: np.ndarray, run_melded: np.ndarray, meld_id: np.ndarray, n
 def _label_sets(ms: np.ndarray, cand: np.ndarray, code: int, meld_id: np.ndarray, next_id: int) -> int:
     """Give each set chosen by ``code`` its own meld id; return the next free id."""
     for k in range(4):
-        r = cand[k]
-        n = _num_options(ms, r)
-        o = code % n
-        code //= n
+        o = _option(ms, cand, code, k)
         if o == 0:
             continue
+        r = cand[k]
         for s in range(NUM_SUITS):
             if (ms[s] >> r) & 1 and _in_set(s, o):
                 meld_id[s * NUM_RANKS + r] = next_id
@@ -324,13 +328,10 @@ def _defender_best(d: np.ndarray, krun: np.ndarray, lay: np.ndarray, nlay: int, 
 def _set_layoff_cards(km: np.ndarray, kcand: np.ndarray, kcode: int, d: np.ndarray, lay: np.ndarray) -> int:
     """Defender cards that complete one of the knocker's sets of three (chosen by kcode)."""
     n = 0
-    code = kcode
     for k in range(4):
         r = kcand[k]
-        nopt = _num_options(km, r)
-        o = code % nopt
-        code //= nopt
-        if o == 1 and nopt == 2:  # a set of exactly three: the fourth suit is not the knocker's
+        # option 1 of a three-card rank is a set of exactly three: the fourth suit is not the knocker's
+        if _num_options(km, r) == 2 and _option(km, kcand, kcode, k) == 1:
             for s in range(NUM_SUITS):
                 if not (km[s] >> r) & 1 and (d[s] >> r) & 1:
                     lay[n] = s * NUM_RANKS + r
