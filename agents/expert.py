@@ -40,7 +40,7 @@ from dataclasses import astuple, dataclass, fields
 import numpy as np
 from numba import njit
 
-from okgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from okgin_env.cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, NUM_SUITS
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -162,7 +162,7 @@ def _read_table(o, p, unseen, signal, opp, pairs, belief):
             n_known += 1
         opp[c] = 1.0 if taken else 0.0
         belief[c] = 0.0
-    base = max(0.0, k.HAND_SIZE - n_known) / max(n_unseen, 1)
+    base = max(0.0, HAND_SIZE - n_known) / max(n_unseen, 1)
     for x in range(NUM_CARDS):
         n = _partner_pairs(x, pairs)
         if opp[x] == 1.0:  # it took x to meld it: one live pair of partners is in its hand
