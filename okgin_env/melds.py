@@ -54,6 +54,12 @@ def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
 #: (8192,) int64 -- deadwood points of a single-suit rank mask when all its runs are melded.
 #: (8192,) int64 -- the rank bits of that mask that lie in runs (maximal blocks of >= 3).
 RUN_DEADWOOD, RUN_MELDED = _build_run_tables()
+_ABSENT = 10_000  # larger than any deadwood: marks a rank the suit mask does not hold
+#: (8192, 13) int16 -- RUN_DEADWOOD of the mask without rank r, or _ABSENT where r is not held.
+RUN_DEADWOOD_WITHOUT = np.array(
+    [[RUN_DEADWOOD[m & ~(1 << r)] if (m >> r) & 1 else _ABSENT for r in range(NUM_RANKS)] for m in range(1 << NUM_RANKS)],
+    dtype=np.int16,
+)
 
 
 def hand_masks(hands: np.ndarray) -> np.ndarray:
@@ -151,8 +157,7 @@ def masks_of_row(row: np.ndarray, out: np.ndarray) -> None:
     for s in range(NUM_SUITS):
         m = 0
         for r in range(NUM_RANKS):
-            if row[s * NUM_RANKS + r]:
-                m |= 1 << r
+            m |= np.int64(row[s * NUM_RANKS + r]) << r  # branch-free: the bits are unpredictable
         out[s] = m
 
 
@@ -175,8 +180,6 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
     outside the sets (a set of four minus c is the choice "all but c"), so one pass over the
     full hand's set choices serves all discards: only the suit of c changes.
     """
-    for c in range(NUM_CARDS):
-        out[c] = DEADWOOD_NOT_HELD
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
         ncodes = 1
         for k in range(4):
@@ -184,17 +187,24 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
     else:
         _candidates(ms, cand)
         ncodes = _num_codes(ms, cand)
-    for code in range(ncodes):
+    without = RUN_DEADWOOD_WITHOUT
+    # "no sets" (code 0) leaves every held card in the runs search: it fills every entry.
+    total = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
+    for s in range(NUM_SUITS):
+        t = ms[s]
+        base = total - run_dw[t]
+        row = without[t]
+        for r in range(NUM_RANKS):
+            out[s * NUM_RANKS + r] = min(base + row[r], DEADWOOD_NOT_HELD)
+    for code in range(1, ncodes):
         _apply_sets(ms, cand, code, tmp)
         total = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
         for s in range(NUM_SUITS):
             t = tmp[s]
             base = total - run_dw[t]
+            row = without[t]
             for r in range(NUM_RANKS):
-                if (t >> r) & 1:
-                    v = base + run_dw[t & ~(1 << r)]
-                    if v < out[s * NUM_RANKS + r]:
-                        out[s * NUM_RANKS + r] = v
+                out[s * NUM_RANKS + r] = min(out[s * NUM_RANKS + r], base + row[r])
 
 
 @njit(cache=True)
