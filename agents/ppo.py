@@ -1,0 +1,322 @@
+"""The PPO actor-critic network, its masked categorical policy, checkpoints and ``PPOAgent``.
+
+``train.py`` trains an :class:`ActorCritic`; everything that must agree between training and
+play lives here, once:
+
+* the masked categorical: illegal actions get logit ``MASKED_LOGIT`` (probability exactly 0),
+  the entropy is taken over legal actions only;
+* the checkpoint format (a ``torch.save`` dict, loadable with ``weights_only=True``):
+
+  ==================  ==============================================================
+  format, version     ``"okgin-ppo"``, ``CHECKPOINT_VERSION``
+  obs_version         ``okgin_env.observation.OBS_VERSION`` the network was trained on
+  obs_size            ``OBS_SIZE``; num_actions ``NUM_ACTIONS``
+  model_config        keyword arguments of :class:`ActorCritic`
+  model               the network's ``state_dict``
+  rules               ``Rules.to_dict()`` of the training games
+  args                the training config (``train.Args`` as a dict)
+  global_step         env steps (decisions) played so far; iteration: updates done
+  optimizer           Adam state (training checkpoints only)
+  train_state         RNG states, game state, opponent pool (training checkpoints only)
+  ==================  ==============================================================
+
+* :func:`load_ppo_agent`, which ``agents.make("ppo:PATH")`` calls.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.cards import NUM_CARDS
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
+
+try:  # the agents helper's base class; PPOAgent only needs its name/act surface
+    from agents.base import Agent as _AgentBase
+except ImportError:  # pragma: no cover - before agents/base.py exists
+    _AgentBase = object
+
+CHECKPOINT_FORMAT = "okgin-ppo"
+CHECKPOINT_VERSION = 1
+MASKED_LOGIT = -1e9  #: logit of an illegal action: exp() underflows to exactly 0
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+
+
+# ---------------------------------------------------------------- masked categorical
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with illegal actions (``mask`` False) set to ``MASKED_LOGIT``."""
+    return logits.masked_fill(~mask, MASKED_LOGIT)
+
+
+def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of the masked categorical, (B, A); illegal entries are ~-1e9."""
+    return torch.log_softmax(masked_logits(logits, mask), dim=-1)
+
+
+def masked_entropy(log_probs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Entropy over the legal actions only, (B,): an illegal action has p = 0 exactly and a
+    finite log p (``MASKED_LOGIT``), so its term p log p is 0 (and so is its gradient)."""
+    return -(log_probs.exp() * log_probs).sum(-1)
+
+
+def sample_masked(log_probs: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row: argmax p / E with E ~ Exp(1) (the Gumbel-max trick without logs);
+    illegal actions (p = 0) are never drawn."""
+    e = torch.empty_like(log_probs).exponential_(generator=generator).clamp_(min=1e-20)
+    return torch.argmax(log_probs.exp() / e, dim=-1)
+
+
+# ------------------------------------------------------------------ input features
+FEATURES = ("raw", "meld")
+MELD_FEATURES = 4 * NUM_CARDS + 4  #: extra inputs of features="meld"
+
+
+def meld_features(obs: np.ndarray) -> np.ndarray:
+    """(B, MELD_FEATURES) float32 computed from the observation alone (so any agent may use them):
+
+    * melded (52): cards of the own hand that are in melds of its least-deadwood arrangement;
+    * melded_with_top (52): the same for the hand plus the top discard (draw decisions only);
+    * near (52): for every card, how many own cards meld-neighbour it (same rank, or same suit
+      one or two ranks away) / 4 -- how much an unseen card would help;
+    * opp_near (52): the same count over the cards the opponent is known to hold (opp_taken):
+      discarding such a card may feed the opponent's meld;
+    * scalars: deadwood of the hand now / 110 (its best discard in the discard phase), deadwood
+      after taking the top discard and discarding best / 110, the gain of taking it / 110, and
+      whether the top card would be melded.
+    """
+    from okgin_env.cards import NUM_RANKS
+    from okgin_env.melds import best_melds, deadwood_after_discard, hand_deadwood
+    from okgin_env.observation import DEADWOOD_SCALE, obs_field
+
+    b = len(obs)
+    hand = obs_field(obs, "own_hand") > 0.5
+    top_field = obs_field(obs, "discard_top") > 0.5
+    has_top = top_field.any(1)
+    top = top_field.argmax(1)
+    phase = obs_field(obs, "phase")
+    drawing = phase[:, :4].any(1) & has_top  # an offer or the start of a turn, with a top card
+    discarding = phase[:, 4] > 0.5
+    melded = best_melds(hand) >= 0
+    with_top = hand.copy()
+    rows = np.flatnonzero(drawing)
+    with_top[rows, top[rows]] = True
+    melded_top = np.zeros((b, NUM_CARDS), bool)
+    dw_take = np.zeros(b, np.float32)
+    dw_now = hand_deadwood(hand).astype(np.float32)
+    dd = obs_field(obs, "discard_deadwood")
+    dw_now = np.where(discarding, np.rint(DEADWOOD_SCALE * (1 - dd.max(1))), dw_now).astype(np.float32)
+    if len(rows):
+        melded_top[rows] = best_melds(with_top[rows]) >= 0
+        after = deadwood_after_discard(with_top[rows]).astype(np.float32)
+        after[np.arange(len(rows)), top[rows]] = np.inf  # the taken card may not be discarded
+        dw_take[rows] = after.min(1)
+    gain = np.where(drawing, dw_now - dw_take, 0.0)
+    top_melded = np.where(drawing, melded_top[np.arange(b), top], False)
+
+    def near(cards: np.ndarray) -> np.ndarray:
+        c = cards.reshape(b, 4, NUM_RANKS).astype(np.float32)
+        same_rank = c.sum(1, keepdims=True) - c
+        pad = np.pad(c, ((0, 0), (0, 0), (2, 2)))
+        suit = pad[:, :, 0:-4] + pad[:, :, 1:-3] + pad[:, :, 3:-1] + pad[:, :, 4:]
+        return ((same_rank + suit) / 4.0).reshape(b, NUM_CARDS)
+
+    opp = obs_field(obs, "opp_taken") > 0.5
+    scalars = np.stack([dw_now / DEADWOOD_SCALE, np.where(drawing, dw_take, 0.0) / DEADWOOD_SCALE,
+                        gain / DEADWOOD_SCALE, top_melded], axis=1)
+    return np.concatenate([melded, melded_top, near(hand), near(opp), scalars], axis=1).astype(np.float32)
+
+
+def network_input(obs: np.ndarray, features: str = "raw") -> np.ndarray:
+    """What the network reads: the observation, plus ``meld_features`` when features="meld"."""
+    obs = np.asarray(obs, np.float32)
+    if features == "raw":
+        return obs
+    return np.concatenate([obs, meld_features(obs)], axis=1)
+
+
+def input_size(features: str) -> int:
+    return OBS_SIZE + (MELD_FEATURES if features == "meld" else 0)
+
+
+# -------------------------------------------------------------------------- network
+def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+
+
+def _mlp(sizes: list[int], activation: str) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [layer_init(nn.Linear(a, b)), ACTIVATIONS[activation]()]
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """MLP actor-critic: observation (B, OBS_SIZE) -> action logits (B, 107) and value (B,).
+
+    ``shared_trunk=True`` (default, cheaper) runs one MLP body with two linear heads;
+    ``False`` gives actor and critic their own body (as CleanRL's ``Agent``). With
+    ``mask_input=True`` the legal-action mask is appended to the observation as 107 more
+    inputs (an agent acts on both), so the network sees exactly when it may knock.
+    """
+
+    def __init__(self, obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS,
+                 hidden_sizes: list[int] | tuple[int, ...] = (256, 256), activation: str = "relu",
+                 shared_trunk: bool = True, mask_input: bool = False, features: str = "raw") -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
+        if features not in FEATURES:
+            raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {features!r}")
+        hidden = [int(h) for h in hidden_sizes]
+        self.features = features
+        self.config = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=hidden,
+                           activation=activation, shared_trunk=bool(shared_trunk), mask_input=bool(mask_input),
+                           features=features)
+        self.mask_input = bool(mask_input)
+        in_size = int(obs_size) + (MELD_FEATURES if features == "meld" else 0)
+        sizes = [in_size + (int(num_actions) if mask_input else 0)] + hidden
+        self.body = _mlp(sizes, activation)
+        self.critic_body = None if shared_trunk else _mlp(sizes, activation)
+        self.actor = layer_init(nn.Linear(sizes[-1], num_actions), std=0.01)
+        self.critic = layer_init(nn.Linear(sizes[-1], 1), std=1.0)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value); ``mask`` is needed when the network was built with ``mask_input``."""
+        if self.mask_input:
+            obs = torch.cat([obs, mask.to(obs.dtype)], dim=-1)
+        h = self.body(obs)
+        hc = h if self.critic_body is None else self.critic_body(obs)
+        return self.actor(h), self.critic(hc).squeeze(-1)
+
+    def get_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.forward(obs, mask)[1]
+
+    @torch.no_grad()
+    def sample(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(action, log_prob, value) for rollouts: sampled from the masked policy, no entropy."""
+        logits, value = self.forward(obs, mask)
+        log_probs = masked_log_probs(logits, mask)
+        action = sample_masked(log_probs)
+        return action, log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1), value
+
+    def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
+                             generator: torch.Generator | None = None):
+        """(action, log_prob, entropy, value) under the masked policy; samples when ``action`` is None."""
+        logits, value = self.forward(obs, mask)
+        log_probs = masked_log_probs(logits, mask)
+        if action is None:
+            action = sample_masked(log_probs, generator)
+        logprob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        return action, logprob, masked_entropy(log_probs, mask), value
+
+
+# ---------------------------------------------------------------------------- agent
+class PPOAgent(_AgentBase):
+    """A trained :class:`ActorCritic` behind the agents' batched ``act(obs, mask)`` surface.
+
+    ``deterministic=True`` (default) plays the most probable legal action; ``False`` samples
+    from the policy with its own seeded ``torch.Generator``.
+    """
+
+    def __init__(self, network: ActorCritic, name: str = "ppo", deterministic: bool = True,
+                 seed: int | None = None, device: str | torch.device = "cpu") -> None:
+        self.name = name
+        self.device = torch.device(device)
+        self.network = network.to(self.device).eval()
+        self.deterministic = deterministic
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**63))
+
+    @torch.no_grad()
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        if np.ndim(observations) == 1:
+            return self.act(np.asarray(observations)[None], np.asarray(action_masks)[None])[0]
+        obs = torch.as_tensor(network_input(observations, self.network.features), device=self.device)
+        mask = torch.as_tensor(np.asarray(action_masks, bool), device=self.device)
+        logits, _ = self.network(obs, mask)
+        log_probs = masked_log_probs(logits, mask)
+        if self.deterministic:
+            actions = log_probs.argmax(-1)
+        else:
+            actions = sample_masked(log_probs, self.generator)
+        return actions.cpu().numpy().astype(np.int64)
+
+    @torch.no_grad()
+    def action_probs(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, 107) policy probabilities (0 on illegal actions); for analysis and play.py hints."""
+        obs = torch.as_tensor(network_input(observations, self.network.features), device=self.device)
+        mask = torch.as_tensor(np.asarray(action_masks, bool), device=self.device)
+        logits, _ = self.network(obs, mask)
+        return masked_log_probs(logits, mask).exp().cpu().numpy()
+
+    def __repr__(self) -> str:
+        return f"PPOAgent(name={self.name!r}, deterministic={self.deterministic})"
+
+
+# ------------------------------------------------------------------------ checkpoints
+def save_checkpoint(path: str, checkpoint: dict[str, Any]) -> None:
+    """Write atomically (temp file + rename), so a killed run never leaves half a file."""
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    torch.save(checkpoint, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and validate a checkpoint; clear errors for missing, corrupt or incompatible files."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"PPO checkpoint not found: {path}")
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad file
+        raise ValueError(f"{path} is not a readable okgin PPO checkpoint (corrupt or not a torch file): "
+                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not an okgin PPO checkpoint (no format={CHECKPOINT_FORMAT!r} entry)")
+    if ckpt.get("version") != CHECKPOINT_VERSION:
+        raise ValueError(f"{path}: checkpoint format version {ckpt.get('version')} is not supported "
+                         f"(this code reads version {CHECKPOINT_VERSION})")
+    if ckpt.get("obs_version") != OBS_VERSION or ckpt.get("obs_size") != OBS_SIZE:
+        raise ValueError(f"{path} was trained on observation layout version {ckpt.get('obs_version')} "
+                         f"(size {ckpt.get('obs_size')}), but okgin_env.observation is now version "
+                         f"{OBS_VERSION} (size {OBS_SIZE}); retrain the agent for the new layout")
+    if ckpt.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(f"{path} has {ckpt.get('num_actions')} actions, expected {NUM_ACTIONS}")
+    for key in ("model", "model_config"):
+        if key not in ckpt:
+            raise ValueError(f"{path}: checkpoint lacks the {key!r} entry")
+    return ckpt
+
+
+def network_from_checkpoint(ckpt: dict[str, Any]) -> ActorCritic:
+    net = ActorCritic(**ckpt["model_config"])
+    try:
+        net.load_state_dict(ckpt["model"])
+    except RuntimeError as e:
+        raise ValueError(f"checkpoint weights do not fit its model_config: {str(e).splitlines()[0]}") from None
+    return net
+
+
+def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu",
+                   deterministic: bool = True) -> PPOAgent:
+    """The agent stored in a PPO checkpoint (training or exported); used by ``agents.make("ppo:PATH")``."""
+    ckpt = load_checkpoint(path, map_location=device)
+    name = f"ppo:{os.path.basename(path)}"
+    return PPOAgent(network_from_checkpoint(ckpt), name=name, deterministic=deterministic, seed=seed, device=device)
+
+
+def export_checkpoint(src: str, dst: str) -> None:
+    """Copy a checkpoint without optimiser and training state (a small file to ship)."""
+    ckpt = load_checkpoint(src)
+    small = {k: v for k, v in ckpt.items() if k not in ("optimizer", "train_state")}
+    small["model"] = {k: v.clone() for k, v in small["model"].items()}
+    save_checkpoint(dst, small)

@@ -1,0 +1,270 @@
+"""PPO pieces in isolation: the masked policy, per-player GAE, one update, configs, checkpoint errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import train
+from agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
+                        masked_entropy, masked_log_probs, save_checkpoint)
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.core import VectorGame
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
+
+
+def legal_batch(n: int = 64, seed: int = 0):
+    """Real observations and masks from random play."""
+    game = VectorGame(n, seed=seed, autoreset=True)
+    out = game.reset()
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    for _ in range(7):
+        obs.append(out.observation)
+        masks.append(out.legal_action_mask)
+        a = np.argmax(np.where(out.legal_action_mask, rng.random(out.legal_action_mask.shape), -1), axis=1)
+        out = game.step(a)
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+# ------------------------------------------------------------------ masked policy
+def test_masked_actions_get_probability_zero_and_are_never_sampled():
+    torch.manual_seed(0)
+    net = ActorCritic(hidden_sizes=[32])
+    obs, masks = legal_batch()
+    with torch.no_grad():
+        logits, _ = net(torch.from_numpy(obs))
+        logits = logits * 50  # sharp policy: illegal favourites must still get nothing
+        probs = masked_log_probs(logits, torch.from_numpy(masks)).exp().numpy()
+    assert (probs[~masks] == 0).all()
+    np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
+    for _ in range(20):
+        actions, _, _, _ = net.get_action_and_value(torch.from_numpy(obs), torch.from_numpy(masks))
+        assert masks[np.arange(len(masks)), actions.numpy()].all()
+    for deterministic in (True, False):
+        a = PPOAgent(net, deterministic=deterministic, seed=0).act(obs, masks)
+        assert a.dtype == np.int64 and masks[np.arange(len(masks)), a].all()
+
+
+def test_entropy_is_over_legal_actions_only():
+    logits = torch.zeros(3, NUM_ACTIONS)
+    mask = torch.zeros(3, NUM_ACTIONS, dtype=torch.bool)
+    mask[0, :2] = True
+    mask[1, :11] = True
+    mask[2, 104] = True
+    ent = masked_entropy(masked_log_probs(logits, mask), mask)
+    np.testing.assert_allclose(ent.numpy(), [math.log(2), math.log(11), 0.0], atol=1e-6)
+    assert torch.isfinite(ent).all()
+
+
+# ----------------------------------------------------------------- per-player GAE
+def test_per_player_gae_on_a_hand_made_two_player_trajectory():
+    """One game, both seats learner decisions (self-play):
+
+    step 0: P0 takes the upcard (V=.1)      step 3: P0 discards (V=.4)
+    step 1: P1 draws (V=.2)                 step 4: P1 knocks and wins: rewards (P0 -.3, P1 +.3)
+    step 2: P0 draws (V=.3)                 step 5: new hand, P1 decides (V=.6) -> pending at the end
+
+    P0's chain is 0 -> 2 -> 3 -> end (its reward arrives on P1's step 4), P1's is 1 -> 4 -> end.
+    """
+    gamma, lam = 0.9, 0.8
+    st = train.TurnStorage(num_steps=6, num_envs=1)
+    env = np.array([0])
+    players = [0, 1, 0, 0, 1, 1]
+    values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    rewards = {4: (-0.3, 0.3)}
+    for t, (p, v) in enumerate(zip(players, values)):
+        st.add(train.CARRY + t, env, np.array([p]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
+               np.array([0]), np.array([0.0]), np.array([v]))
+        r = rewards.get(t, (0.0, 0.0))
+        st.credit(np.array([r], np.float32), np.array([t == 4]))
+    adv, ret, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, gamma, lam)
+    a = adv[train.CARRY:, 0]
+
+    a3 = -0.3 - 0.4                          # P0 terminal: reward -0.3, no bootstrap
+    a2 = (0.9 * 0.4 - 0.3) + gamma * lam * a3
+    a0 = (0.9 * 0.3 - 0.1) + gamma * lam * a2
+    a4 = 0.3 - 0.5                           # P1 terminal
+    a1 = (0.9 * 0.5 - 0.2) + gamma * lam * a4
+    np.testing.assert_allclose(a[:5], [a0, a1, a2, a3, a4], rtol=1e-5)
+    assert a[5] == 0 and list(trainable[train.CARRY:, 0]) == [True] * 5 + [False]
+    np.testing.assert_allclose(ret[train.CARRY:, 0][:5], np.array([a0, a1, a2, a3, a4]) + values[:5], rtol=1e-5)
+
+    # the pending decision moves to carry row 1 (player 1) and is trained in the next rollout
+    st.carry_over()
+    assert st.valid[1, 0] and not st.valid[train.CARRY:].any() and st.values[1, 0] == pytest.approx(0.6)
+    st.add(train.CARRY, env, np.array([0]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
+           np.array([0]), np.array([0.0]), np.array([0.7]))   # P0 moves (its first decision of the hand)
+    st.add(train.CARRY + 1, env, np.array([1]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
+           np.array([0]), np.array([0.0]), np.array([0.8]))   # P1's next decision
+    adv, _, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, gamma, lam)
+    assert trainable[1, 0] and not trainable[train.CARRY, 0] and not trainable[train.CARRY + 1, 0]
+    assert adv[1, 0] == pytest.approx(0.9 * 0.8 - 0.6)  # bootstraps on P1's own next state, not P0's
+
+
+def test_bot_seat_decisions_are_not_stored_and_rewards_reach_the_learner():
+    """Learner is player 1 against a bot: the bot's knock pays player 1's last decision."""
+    st = train.TurnStorage(num_steps=3, num_envs=1)
+    env = np.array([0])
+    st.add(train.CARRY + 1, env, np.array([1]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
+           np.array([0]), np.array([0.0]), np.array([0.5]))
+    st.credit(np.array([[0.0, 0.0]], np.float32), np.array([False]))
+    st.credit(np.array([[0.4, -0.4]], np.float32), np.array([True]))  # bot (player 0) knocks at step 2
+    adv, _, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, 1.0, 0.95)
+    assert trainable.sum() == 1 and adv[train.CARRY + 1, 0] == pytest.approx(-0.4 - 0.5)
+
+
+def test_potential_shaping_telescopes_along_a_chain():
+    st = train.TurnStorage(num_steps=3, num_envs=1)
+    env = np.array([0])
+    for t in range(3):
+        st.add(train.CARRY + t, env, np.array([0]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
+               np.array([0]), np.array([0.0]), np.array([0.0]), np.array([-0.1 * (3 - t)]))
+        st.credit(np.array([[1.0 if t == 2 else 0.0, 0.0]], np.float32), np.array([t == 2]))
+    adv, _, _ = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, 1.0, 1.0, st.potentials)
+    # gamma = lambda = 1, V = 0: advantage of the first decision = return + (0 - phi(first))
+    assert adv[train.CARRY, 0] == pytest.approx(1.0 + 0.3)
+
+
+# -------------------------------------------------------------------- PPO update
+def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
+    torch.manual_seed(0)
+    args = train.Args(hidden_sizes=[32], update_epochs=4, num_minibatches=1, learning_rate=3e-3, anneal_lr=False)
+    net = ActorCritic(hidden_sizes=args.hidden_sizes)
+    opt = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    obs, masks = legal_batch(16)
+    o, m = torch.from_numpy(obs), torch.from_numpy(masks)
+    with torch.no_grad():
+        actions, logprobs, _, values = net.get_action_and_value(o, m)
+    g = torch.Generator().manual_seed(1)
+    batch = dict(obs=o, masks=m, actions=actions, logprobs=logprobs, values=values,
+                 advantages=torch.randn(len(o), generator=g), returns=torch.randn(len(o), generator=g))
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    with torch.no_grad():
+        loss_before, _ = train.ppo_loss(net, batch, args)
+    stats = train.ppo_update(net, opt, batch, args, np.random.default_rng(0))
+    with torch.no_grad():
+        loss_after, _ = train.ppo_loss(net, batch, args)
+    assert any(not torch.equal(before[k], v) for k, v in net.state_dict().items())
+    assert loss_after.item() < loss_before.item()
+    assert set(stats) >= {"policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"}
+
+
+# ------------------------------------------------------------------------ config
+@pytest.mark.parametrize("cfg, message", [
+    ({"num_envz": 8}, "unknown config key(s) num_envz; valid keys: exp_name"),
+    ({"num_envs": 0}, "'num_envs': 0 is invalid; allowed: an integer >= 1"),
+    ({"num_envs": 2.5}, "'num_envs': 2.5 is not an integer"),
+    ({"learning_rate": "fast"}, "'learning_rate': 'fast' is not a number"),
+    ({"anneal_lr": "yes"}, "'anneal_lr': 'yes' is not true/false"),
+    ({"gamma": 1.5}, "0 < gamma <= 1"),
+    ({"device": "tpu"}, "cpu, cuda or auto"),
+    ({"hidden_sizes": 256}, "is not a list"),
+    ({"opponent_mix": {"self": 1, "grandma": 1}}, "unknown: grandma"),
+    ({"rules": {"knock_limit": 11}}, "invalid rule option knock_limit=11"),
+    ({"rules": {"knok_limit": 3}}, "unknown rule option(s) knok_limit"),
+    ({"eval_opponents": ["random"], "best_metric_opponent": "expert"}, "one of eval_opponents (random)"),
+])
+def test_bad_config_keys_and_values_give_clear_errors(cfg, message):
+    with pytest.raises(ValueError) as e:
+        train.args_from_dict(cfg)
+    assert message in str(e.value)
+
+
+def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("num_envs: 8\nhidden_sizes: [16]\n")
+    args, resume = train.parse_cli(["--config", str(cfg), "--set", "num_envs=4", "--set", "opponent_mix={self: 1}",
+                                    "--seed", "7"])
+    assert (args.num_envs, args.hidden_sizes, args.opponent_mix, args.seed, resume) == (4, [16], {"self": 1.0}, 7, None)
+    with pytest.raises(ValueError, match="must look like key=value"):
+        train.parse_cli(["--config", str(cfg), "--set", "num_envs"])
+    with pytest.raises(SystemExit):
+        train.parse_cli(["--help"])
+    text = capsys.readouterr().out
+    docs = train._field_docs()
+    for f in train.fields(train.Args):
+        assert f.name in text and docs[f.name], f"{f.name} needs a docstring"
+
+
+def test_shipped_configs_are_valid():
+    for name in ("quick", "default"):
+        args, _ = train.parse_cli(["--config", f"configs/{name}.yaml"])
+        assert args.exp_name
+
+
+# ------------------------------------------------------------------- checkpoints
+def _tiny_checkpoint(path, **changes):
+    net = ActorCritic(hidden_sizes=[8])
+    ckpt = {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE,
+            "num_actions": NUM_ACTIONS, "model_config": net.config, "model": net.state_dict(), "rules": {},
+            "args": {}, "global_step": 0, "iteration": 0, **changes}
+    save_checkpoint(str(path), ckpt)
+
+
+def test_checkpoint_load_errors_are_clear(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_ppo_agent(str(tmp_path / "missing.pt"))
+    bad = tmp_path / "corrupt.pt"
+    bad.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable okgin PPO checkpoint"):
+        load_ppo_agent(str(bad))
+    old = tmp_path / "old.pt"
+    _tiny_checkpoint(old, obs_version=OBS_VERSION - 1)
+    with pytest.raises(ValueError, match="observation layout version"):
+        load_ppo_agent(str(old))
+    good = tmp_path / "good.pt"
+    _tiny_checkpoint(good)
+    small = tmp_path / "small.pt"
+    export_checkpoint(str(good), str(small))
+    agent = load_ppo_agent(str(small), seed=0)
+    obs, masks = legal_batch(4)
+    assert masks[np.arange(len(masks)), agent.act(obs, masks)].all()
+    assert "optimizer" not in load_checkpoint(str(small))
+
+
+def test_behaviour_cloning_warm_start_imitates_the_bot():
+    torch.manual_seed(0)
+    args = train.Args(num_envs=32, bc_agent="simple", bc_decisions=2048, bc_epochs=8, bc_minibatch_size=256,
+                      hidden_sizes=[64])
+    net = ActorCritic(hidden_sizes=args.hidden_sizes, mask_input=True)
+    obs, masks, actions, targets, has_target = train.collect_imitation_data(
+        train.make_agent("simple", seed=0), args, train.Rules(), seed=5)
+    assert len(obs) == 2048 and masks[np.arange(len(actions)), actions].all() and has_target.any()
+
+    def mean_logprob():
+        with torch.no_grad():
+            _, lp, _, _ = net.get_action_and_value(torch.from_numpy(obs.astype(np.float32)), torch.from_numpy(masks),
+                                                   torch.from_numpy(actions))
+        return lp.mean().item()
+
+    before = mean_logprob()
+    train.behaviour_cloning(net, args, train.Rules(), "cpu", log=lambda *_: None)
+    assert mean_logprob() > before + 0.3
+
+
+def test_meld_features_read_the_hand_like_a_player():
+    """Own hand As 2s 3s (a run) 7h 7d (a pair) Kc ...; the top discard 7c would make a set."""
+    from agents.ppo import MELD_FEATURES, meld_features, network_input
+    from okgin_env.cards import parse_cards
+    from okgin_env.observation import OBS_FIELDS
+    obs = np.zeros((1, OBS_SIZE), np.float32)
+    hand = parse_cards("As 2s 3s 7h 7d Kc Qd 9h 5c Jd")
+    obs[0, OBS_FIELDS["own_hand"].start + np.array(hand)] = 1
+    obs[0, OBS_FIELDS["discard_top"].start + parse_cards("7c")[0]] = 1
+    obs[0, OBS_FIELDS["phase"].start + 3] = 1  # draw
+    f = meld_features(obs)[0]
+    assert f.shape == (MELD_FEATURES,)
+    melded, melded_top = f[:52], f[52:104]
+    assert set(np.flatnonzero(melded)) == set(parse_cards("As 2s 3s"))
+    assert set(np.flatnonzero(melded_top)) == set(parse_cards("As 2s 3s 7h 7d 7c"))
+    dw_now, dw_take, gain, top_melded = f[-4:] * [110, 110, 110, 1]
+    assert (round(dw_now), top_melded) == (7 + 7 + 10 + 10 + 9 + 5 + 10, 1)
+    assert round(dw_take) == 10 + 10 + 9 + 5 and round(gain) == round(dw_now - dw_take)  # keeps the set, drops a king
+    assert network_input(obs, "meld").shape == (1, OBS_SIZE + MELD_FEATURES)
+    net = ActorCritic(hidden_sizes=[16], mask_input=True, features="meld")
+    o, m = legal_batch(8)
+    assert m[np.arange(len(m)), PPOAgent(net, seed=0).act(o, m)].all()

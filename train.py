@@ -1,0 +1,1051 @@
+"""PPO self-play trainer for Oklahoma Gin (after CleanRL's ``ppo.py``).
+
+    python train.py                                   # configs/quick.yaml: a few minutes, beats random
+    python train.py --config configs/default.yaml     # the recipe of the shipped agent
+    python train.py --config configs/default.yaml --set learning_rate=1e-4 --set num_envs=2048
+    python train.py --resume runs/<run>/checkpoint.pt # continue a killed run where it left off
+    torchrun --nproc_per_node 2 train.py --config ... # data-parallel (gloo on CPU, nccl on GPU)
+    python train.py --help                            # every config key with its documentation
+
+Two players take turns, so the usual one-agent PPO bookkeeping does not fit as is:
+
+* Rollouts step ``VectorGame`` directly (``num_envs`` games, hand episodes, autoreset). Each env
+  step is one decision of one player in every game; only the learner's decisions are stored.
+* Credit is per player: a stored decision's next state is the *same player's* next decision,
+  rewards ``rewards[:, p]`` go to player p's latest decision (a hand's points arrive after the
+  opponent's knock), and GAE runs along each player's own chain. The value of the opponent's
+  turn is never mixed into the learner's. A decision still waiting for its successor when a
+  rollout ends is carried into the next rollout (storage rows 0 and 1) and trained there.
+* Opponents: each game gets one when it is dealt: pure self-play (both seats are learner
+  decisions), a frozen past snapshot from the pool, or a baseline bot (``agents.make``), in the
+  proportions of ``opponent_mix``. Snapshots join the pool every ``snapshot_every`` updates, or
+  early when the learner beats the pool by ``snapshot_margin`` points per hand.
+* Every ``eval_every`` updates the greedy policy plays ``eval_opponents`` on fixed duplicate deals
+  (``evaluate.play_match``); ``best.pt`` keeps the best checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import math
+import os
+import random
+import sys
+import time
+import typing
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.optim as optim
+import yaml
+
+from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCritic, PPOAgent, input_size,
+                        load_checkpoint, network_input,
+                        save_checkpoint)
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.core import VectorGame, random_legal_actions
+from okgin_env.melds import hand_deadwood
+from okgin_env.observation import DEADWOOD_SCALE, OBS_SIZE, OBS_VERSION, obs_field
+from okgin_env.rules import Rules
+
+DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
+
+
+@dataclass
+class Args:
+    # ---------------------------------------------------------------- experiment
+    exp_name: str = "okgin_ppo"
+    """the name of this experiment (TensorBoard run names, and the run directory unless run_name is set)"""
+    seed: int = 1
+    """seed of the experiment (games, opponents, network init, sampling); rank r uses seed + r for its games"""
+    torch_deterministic: bool = True
+    """if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)"""
+    device: str = "auto"
+    """where the network runs: cpu, cuda or auto (cuda if available)"""
+    num_threads: int = 0
+    """torch intra-op threads (0: torch's default)"""
+    run_dir: str = "runs"
+    """directory for TensorBoard events and checkpoints"""
+    run_name: str = ""
+    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); a fixed name makes a
+    fresh run replace the previous run's events and checkpoints there"""
+    log_every: int = 10
+    """print a progress line every this many updates"""
+    progress_bar: bool = False
+    """show a tqdm progress bar instead of progress lines"""
+
+    # ---------------------------------------------------------------------- game
+    rules: dict = field(default_factory=dict)
+    """rule options of the training games (okgin_env.Rules keys; {} = Oklahoma defaults)"""
+    episode: str = "hand"
+    """episode unit: hand (one hand per episode; points per hand) or game (to target_score)"""
+
+    # ----------------------------------------------------------------- algorithm
+    total_timesteps: int = 3_000_000
+    """total env steps (decisions of both players, all processes) of the run"""
+    learning_rate: float = 2.5e-4
+    """the learning rate of the optimizer"""
+    num_envs: int = 256
+    """the number of parallel games per process"""
+    num_steps: int = 64
+    """env steps per game per rollout (about half are the learner's decisions against a bot)"""
+    anneal_lr: bool = True
+    """toggle learning rate annealing (linear to 0 over the run)"""
+    gamma: float = 1.0
+    """the discount factor gamma (per decision of the same player)"""
+    gae_lambda: float = 0.95
+    """the lambda for the general advantage estimation"""
+    num_minibatches: int = 4
+    """the number of mini-batches per epoch"""
+    update_epochs: int = 4
+    """the K epochs to update the policy"""
+    norm_adv: bool = True
+    """toggles advantages normalization (per minibatch)"""
+    clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """toggles whether or not to use a clipped loss for the value function, as per the paper"""
+    ent_coef: float = 0.01
+    """coefficient of the entropy (over legal actions)"""
+    vf_coef: float = 0.5
+    """coefficient of the value function"""
+    max_grad_norm: float = 0.5
+    """the maximum norm for the gradient clipping"""
+    target_kl: typing.Optional[float] = None
+    """stop the epochs of an update early when approx_kl exceeds this (null: never)"""
+    reward_scale: float = 0.02
+    """rewards (hand points, zero-sum) are multiplied by this before GAE"""
+    deadwood_shaping: float = 0.5
+    """potential-based shaping: phi(s) = -deadwood_shaping * (the player's best deadwood at its decision), in points
+    (times reward_scale); it telescopes along each player's chain, so it speeds learning without changing the optimum (0: off)"""
+
+    # ------------------------------------------------------------------- network
+    hidden_sizes: typing.List[int] = field(default_factory=lambda: [256, 256])
+    """widths of the MLP's hidden layers"""
+    activation: str = "relu"
+    """activation of the hidden layers: relu, tanh or gelu"""
+    shared_trunk: bool = True
+    """actor and critic share the MLP body (two heads); false: separate bodies as in CleanRL"""
+    mask_input: bool = True
+    """append the legal-action mask to the network's input (it then sees exactly when it may knock)"""
+    features: str = "raw"
+    """network input: raw (the observation) or meld (plus meld features computed from it, agents.ppo.meld_features)"""
+
+    # ------------------------------------------------------------ starting point
+    init_from: str = ""
+    """start from the weights of this checkpoint (same network config), e.g. to fine-tune; '' = fresh weights"""
+    bc_agent: str = ""
+    """before PPO, imitate this agents.make bot playing itself (e.g. expert); '' = start from random weights"""
+    bc_decisions: int = 1_000_000
+    """decisions of bc_agent self-play to imitate"""
+    bc_epochs: int = 4
+    """epochs over the imitation data"""
+    bc_minibatch_size: int = 4096
+    """minibatch size of the imitation updates"""
+    bc_learning_rate: float = 1e-3
+    """learning rate of the imitation updates (the critic learns the bot's returns meanwhile)"""
+
+    # ----------------------------------------------------------------- opponents
+    opponent_mix: typing.Dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "random": 0.2})
+    """share of games per opponent: self (both seats the learner), snapshot (a frozen past learner from the pool),
+    or an agents.make spec (random, greedy, simple, expert); normalised; snapshot falls back to self while the pool is empty"""
+    pool_size: int = 8
+    """the most snapshots kept in the pool (oldest dropped first)"""
+    snapshot_every: int = 20
+    """add the learner to the pool every this many updates (0: never on schedule)"""
+    snapshot_margin: float = 5.0
+    """also add a snapshot when the learner scores at least this many points per hand against the pool (0: off)"""
+    snapshot_min_hands: int = 2000
+    """hands against the pool needed before snapshot_margin is judged"""
+
+    # ------------------------------------------------------ evaluation, checkpoints
+    eval_every: int = 25
+    """evaluate every this many updates (and at the end; 0: only at the end)"""
+    eval_hands: int = 2000
+    """hands per evaluation match (duplicate: each deal played from both seats)"""
+    eval_opponents: typing.List[str] = field(default_factory=lambda: ["random", "simple", "expert"])
+    """agents.make specs the greedy policy is evaluated against"""
+    eval_seed: int = 12345
+    """seed of the fixed evaluation deals"""
+    best_metric_opponent: str = "expert"
+    """eval opponent whose points per hand selects best.pt (must be in eval_opponents)"""
+    checkpoint_every: int = 25
+    """save checkpoint.pt every this many updates (and at the end)"""
+
+
+# ----------------------------------------------------------------------- config
+def _field_docs() -> dict[str, str]:
+    """Field name -> the docstring under it (from this file's source, as tyro does)."""
+    tree = ast.parse(open(__file__, encoding="utf-8").read())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Args")
+    docs, prev = {}, None
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign):
+            prev = node.target.id
+        elif prev and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docs[prev] = " ".join(str(node.value.value).split())
+            prev = None
+    return docs
+
+
+def _check_type(key: str, value, tp):
+    """``value`` converted to the field type ``tp``; ValueError naming key, value and type."""
+    origin, targs = typing.get_origin(tp), typing.get_args(tp)
+    bad = ValueError(f"config key {key!r}: {value!r} is not a valid {getattr(tp, '__name__', str(tp))}")
+    if origin is typing.Union:  # Optional[float]
+        if value is None:
+            return None
+        return _check_type(key, value, next(a for a in targs if a is not type(None)))
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"config key {key!r}: {value!r} is not true/false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"config key {key!r}: {value!r} is not an integer")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"config key {key!r}: {value!r} is not a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config key {key!r}: {value!r} is not a string")
+        return value
+    if origin is list:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"config key {key!r}: {value!r} is not a list")
+        return [_check_type(key, v, targs[0]) for v in value]
+    if tp is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"config key {key!r}: {value!r} is not a mapping")
+        return {str(k): (_check_type(key, v, targs[1]) if targs else v) for k, v in value.items()}
+    raise bad
+
+
+def args_from_dict(d: dict) -> Args:
+    """Build ``Args`` from a mapping of config keys; unknown keys and bad values raise ValueError."""
+    hints = typing.get_type_hints(Args)
+    unknown = sorted(set(d) - set(hints))
+    if unknown:
+        raise ValueError(f"unknown config key(s) {', '.join(map(str, unknown))}; valid keys: {', '.join(hints)}")
+    args = Args(**{k: _check_type(k, v, hints[k]) for k, v in d.items()})
+    validate_args(args)
+    return args
+
+
+def validate_args(args: Args) -> None:
+    """Range checks with messages that say what is allowed."""
+    def need(ok: bool, key: str, allowed: str) -> None:
+        if not ok:
+            raise ValueError(f"config key {key!r}: {getattr(args, key)!r} is invalid; allowed: {allowed}")
+
+    for key in ("total_timesteps", "num_envs", "num_steps", "num_minibatches", "update_epochs",
+                "log_every", "eval_hands", "pool_size", "snapshot_min_hands"):
+        need(getattr(args, key) >= 1, key, "an integer >= 1")
+    for key in ("bc_decisions", "bc_epochs", "bc_minibatch_size"):
+        need(getattr(args, key) >= 1, key, "an integer >= 1")
+    need(args.bc_learning_rate > 0, "bc_learning_rate", "a number > 0")
+    need(args.bc_agent in ("",) + BASELINE_SPECS or args.bc_agent.startswith("ppo:"), "bc_agent",
+         f"'' (off), {', '.join(BASELINE_SPECS)} or ppo:PATH")
+    for key in ("snapshot_every", "eval_every", "checkpoint_every", "num_threads"):
+        need(getattr(args, key) >= 0, key, "an integer >= 0")
+    need(args.learning_rate > 0, "learning_rate", "a number > 0")
+    need(0 < args.gamma <= 1, "gamma", "0 < gamma <= 1")
+    need(0 <= args.gae_lambda <= 1, "gae_lambda", "0 <= gae_lambda <= 1")
+    need(args.clip_coef > 0, "clip_coef", "a number > 0")
+    for key in ("ent_coef", "vf_coef", "max_grad_norm", "snapshot_margin"):
+        need(getattr(args, key) >= 0, key, "a number >= 0")
+    need(args.reward_scale > 0, "reward_scale", "a number > 0")
+    need(args.deadwood_shaping >= 0, "deadwood_shaping", "a number >= 0")
+    need(args.target_kl is None or args.target_kl > 0, "target_kl", "null or a number > 0")
+    need(args.device in ("cpu", "cuda", "auto") or args.device.startswith("cuda:"), "device", "cpu, cuda or auto")
+    need(args.episode in ("hand", "game"), "episode", "hand or game")
+    need(len(args.hidden_sizes) >= 1 and all(h >= 1 for h in args.hidden_sizes), "hidden_sizes",
+         "a non-empty list of integers >= 1")
+    need(args.activation in ("relu", "tanh", "gelu"), "activation", "relu, tanh or gelu")
+    need(args.features in FEATURES, "features", " or ".join(FEATURES))
+    Rules.from_dict(args.rules)  # names the bad rule option itself
+    mix = args.opponent_mix
+    need(len(mix) > 0 and all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, "opponent_mix",
+         "a mapping of opponent -> share >= 0 with a positive sum")
+    known = ("self", "snapshot") + BASELINE_SPECS
+    bad = [k for k in mix if k not in known]
+    need(not bad, "opponent_mix", f"keys among {', '.join(known)} (unknown: {', '.join(bad)})")
+    need(not (set(mix) <= {"snapshot"}), "opponent_mix", "at least one opponent other than snapshot")
+    bad = [k for k in args.eval_opponents if k not in BASELINE_SPECS and not k.startswith("ppo:")]
+    need(not bad, "eval_opponents", f"agent specs among {', '.join(BASELINE_SPECS)} or ppo:PATH (unknown: {', '.join(bad)})")
+    need(args.best_metric_opponent in args.eval_opponents, "best_metric_opponent",
+         f"one of eval_opponents ({', '.join(args.eval_opponents)})")
+
+
+BASELINE_SPECS = ("random", "greedy", "simple", "expert")
+
+
+def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
+    """(args, resume path) from the command line; configs are YAML files whose keys are Args fields."""
+    docs = _field_docs()
+    epilog = "config keys (YAML keys of --config, and --set key=value):\n" + "\n".join(
+        f"  {f.name} (default {f.default if f.default is not dataclasses_missing() else f.default_factory()!r}): {docs.get(f.name, '')}"
+        for f in fields(Args))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=epilog,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=None, help=f"YAML config (default: {os.path.relpath(DEFAULT_CONFIG)})")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (YAML value syntax); repeatable")
+    parser.add_argument("--seed", type=int, default=None, help="shortcut for --set seed=N")
+    parser.add_argument("--device", default=None, help="shortcut for --set device=cpu|cuda|auto")
+    parser.add_argument("--total-timesteps", type=int, default=None, help="shortcut for --set total_timesteps=N")
+    parser.add_argument("--resume", default=None, metavar="CHECKPOINT",
+                        help="continue the run of this checkpoint.pt (its config; --set may change only "
+                             + ", ".join(RESUME_OVERRIDABLE) + ")")
+    ns = parser.parse_args(argv)
+    overrides: dict = {}
+    for item in ns.set:
+        if "=" not in item:
+            raise ValueError(f"--set {item!r} must look like key=value; valid keys: {', '.join(f.name for f in fields(Args))}")
+        key, text = (s.strip() for s in item.split("=", 1))
+        try:
+            overrides[key] = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError as e:
+            raise ValueError(f"--set {key}: cannot parse {text!r}: {e}") from None
+    for key, val in (("seed", ns.seed), ("device", ns.device), ("total_timesteps", ns.total_timesteps)):
+        if val is not None:
+            overrides[key] = val
+    if ns.resume:
+        if ns.config:
+            raise ValueError("--resume continues a run with its own config; do not pass --config with it")
+        ckpt = load_checkpoint(ns.resume)
+        if "train_state" not in ckpt:
+            raise ValueError(f"{ns.resume} is an exported agent without training state; cannot resume it")
+        changed = sorted(set(overrides) - set(RESUME_OVERRIDABLE))
+        if changed:
+            raise ValueError(f"--resume keeps the run's config; only {', '.join(RESUME_OVERRIDABLE)} may be "
+                             f"changed (got {', '.join(changed)})")
+        return args_from_dict({**ckpt["args"], **overrides}), ns.resume
+    path = ns.config or DEFAULT_CONFIG
+    try:
+        with open(path, encoding="utf-8") as f:
+            cfg = yaml.safe_load(f) or {}
+    except FileNotFoundError:
+        raise FileNotFoundError(f"config file not found: {path}") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: a config must be a YAML mapping of keys to values")
+    try:
+        args_from_dict(cfg)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    return args_from_dict({**cfg, **overrides}), None
+
+
+RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
+
+
+def dataclasses_missing():
+    import dataclasses
+    return dataclasses.MISSING
+
+
+# ---------------------------------------------------------------- per-player storage
+CARRY = 2  #: storage rows 0 and 1 hold player 0's / player 1's decision carried over from the last rollout
+
+
+class TurnStorage:
+    """Rollout storage shaped (CARRY + num_steps, num_envs), linked per player.
+
+    Row ``CARRY + t`` holds the learner decision made at env step t (``valid``). ``next_row``
+    points at the same player's next decision in the same game; ``dones`` marks a decision
+    after which that player's episode ended (terminal: no bootstrap); a valid row with
+    neither is *pending* and is carried into the next rollout by :meth:`carry_over`.
+    """
+
+    def __init__(self, num_steps: int, num_envs: int, input_size: int = OBS_SIZE) -> None:
+        rows, n = CARRY + num_steps, num_envs
+        self.obs = np.zeros((rows, n, input_size), np.float32)  # the network's input (observation [+ features])
+        self.masks = np.zeros((rows, n, NUM_ACTIONS), bool)
+        self.actions = np.zeros((rows, n), np.int64)
+        self.logprobs = np.zeros((rows, n), np.float32)
+        self.values = np.zeros((rows, n), np.float32)
+        self.potentials = np.zeros((rows, n), np.float32)  # shaping potential of the decision's state
+        self.rewards = np.zeros((rows, n), np.float32)
+        self.dones = np.zeros((rows, n), bool)
+        self.next_row = np.full((rows, n), -1, np.int64)
+        self.valid = np.zeros((rows, n), bool)
+        self.last_row = np.full((n, 2), -1, np.int64)  # each player's latest decision row in its current episode
+        self._cols = np.arange(n)
+
+    _ROW_FIELDS = ("obs", "masks", "actions", "logprobs", "values", "potentials", "rewards", "dones", "next_row", "valid")
+
+    def add(self, row: int, envs: np.ndarray, players: np.ndarray, obs, masks, actions, logprobs, values,
+            potentials=0.0) -> None:
+        """Store learner decisions of ``players`` in games ``envs`` at ``row``; link their predecessors."""
+        prev = self.last_row[envs, players]
+        linked = prev >= 0
+        self.next_row[prev[linked], envs[linked]] = row
+        self.last_row[envs, players] = row
+        self.obs[row, envs], self.masks[row, envs] = obs, masks
+        self.actions[row, envs], self.logprobs[row, envs], self.values[row, envs] = actions, logprobs, values
+        self.potentials[row, envs] = potentials
+        self.valid[row, envs] = True
+
+    def credit(self, rewards: np.ndarray, ended: np.ndarray) -> None:
+        """rewards (N, 2) of this step go to each player's latest decision; ``ended`` games close both chains."""
+        for p in range(2):
+            has = self.last_row[:, p] >= 0
+            envs = self._cols[has]
+            rows = self.last_row[has, p]
+            self.rewards[rows, envs] += rewards[has, p]
+            fin = ended[has]
+            self.dones[rows[fin], envs[fin]] = True
+        self.last_row[ended] = -1
+
+    def carry_over(self) -> None:
+        """Start a new rollout: pending decisions move to rows 0/1, everything else is cleared."""
+        keep = []
+        for p in range(2):
+            envs = np.flatnonzero(self.last_row[:, p] >= 0)
+            rows = self.last_row[envs, p]
+            keep.append((p, envs, [getattr(self, f)[rows, envs].copy() for f in self._ROW_FIELDS]))
+        self.rewards[:] = 0
+        self.dones[:] = False
+        self.next_row[:] = -1
+        self.valid[:] = False
+        for p, envs, vals in keep:
+            for f, v in zip(self._ROW_FIELDS, vals):
+                getattr(self, f)[p, envs] = v
+            self.last_row[envs, p] = p
+
+    def state_dict(self) -> dict:
+        """The carried rows (call after :meth:`carry_over`), for checkpoints."""
+        d = {f: torch.from_numpy(getattr(self, f)[:CARRY].copy()) for f in self._ROW_FIELDS}
+        d["last_row"] = torch.from_numpy(self.last_row.copy())
+        return d
+
+    def load_state_dict(self, d: dict) -> None:
+        for f in self._ROW_FIELDS:
+            getattr(self, f)[:CARRY] = d[f].numpy()
+        self.last_row[:] = d["last_row"].numpy()
+
+
+def per_player_gae(rewards, values, dones, next_row, valid, gamma: float, gae_lambda: float, potentials=None):
+    """GAE along each player's own chain of decisions.
+
+    All inputs are (R, N) over storage rows; ``next_row[t, e]`` is the row of the same player's
+    next decision (-1: none yet). Returns (advantages, returns, trainable), where trainable rows
+    are valid decisions whose successor is known (or whose episode ended); a pending row is
+    the bootstrap of its predecessor (truncated GAE) and gets advantage 0 here.
+    ``potentials`` (optional) add potential-based shaping gamma * phi(next) - phi(t), with
+    phi = 0 after the episode's end (Ng et al. 1999: the optimal policy is unchanged).
+    """
+    rows, n = rewards.shape
+    cols = np.arange(n)
+    trainable = valid & (dones | (next_row >= 0))
+    linked = (next_row >= 0) & ~dones
+    nxt = np.where(linked, next_row, 0)
+    advantages = np.zeros((rows, n), np.float32)
+    for t in reversed(range(rows)):
+        next_values = np.where(linked[t], values[nxt[t], cols], 0.0)
+        next_adv = np.where(linked[t], advantages[nxt[t], cols], 0.0)
+        shaped = rewards[t]
+        if potentials is not None:
+            shaped = shaped + gamma * np.where(linked[t], potentials[nxt[t], cols], 0.0) - potentials[t]
+        delta = shaped + gamma * next_values - values[t]
+        advantages[t] = np.where(trainable[t], delta + gamma * gae_lambda * next_adv, 0.0)
+    return advantages, advantages + values, trainable
+
+
+def best_deadwood(obs: np.ndarray) -> np.ndarray:
+    """(B,) deadwood the player can reach now: after its best discard in the discard phase
+    (from the discard_deadwood field), else of its ten-card hand."""
+    dd = obs_field(obs, "discard_deadwood")
+    discarding = dd.max(axis=1) > 0
+    out = np.rint(DEADWOOD_SCALE * (1.0 - dd.max(axis=1))).astype(np.float32)
+    rows = np.flatnonzero(~discarding)
+    if len(rows):
+        out[rows] = hand_deadwood(obs_field(obs[rows], "own_hand") > 0.5)
+    return out
+
+
+# --------------------------------------------------------------------- PPO update
+def ppo_loss(network: ActorCritic, mb: dict, args: Args):
+    """Clipped PPO loss of one minibatch (dict of tensors: obs, masks, actions, logprobs,
+    advantages, returns, values); returns (loss, stats of that minibatch)."""
+    _, newlogprob, entropy, newvalue = network.get_action_and_value(mb["obs"], mb["masks"], mb["actions"])
+    logratio = newlogprob - mb["logprobs"]
+    ratio = logratio.exp()
+
+    with torch.no_grad():
+        # calculate approx_kl http://joschu.net/blog/kl-approx.html
+        old_approx_kl = (-logratio).mean()
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = ((ratio - 1.0).abs() > args.clip_coef).float().mean()
+
+    mb_advantages = mb["advantages"]
+    if args.norm_adv and len(mb_advantages) > 1:
+        mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+
+    # Policy loss
+    pg_loss1 = -mb_advantages * ratio
+    pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+    pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+
+    # Value loss
+    if args.clip_vloss:
+        v_loss_unclipped = (newvalue - mb["returns"]) ** 2
+        v_clipped = mb["values"] + torch.clamp(newvalue - mb["values"], -args.clip_coef, args.clip_coef)
+        v_loss_clipped = (v_clipped - mb["returns"]) ** 2
+        v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
+    else:
+        v_loss = 0.5 * ((newvalue - mb["returns"]) ** 2).mean()
+
+    entropy_loss = entropy.mean()
+    loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+    stats = dict(policy_loss=pg_loss.item(), value_loss=v_loss.item(), entropy=entropy_loss.item(),
+                 old_approx_kl=old_approx_kl.item(), approx_kl=approx_kl.item(), clipfrac=clipfrac.item())
+    return loss, stats
+
+
+def ppo_update(network: ActorCritic, optimizer: optim.Optimizer, batch: dict, args: Args,
+               shuffle_rng: np.random.Generator, world_size: int = 1) -> dict:
+    """``update_epochs`` epochs of ``num_minibatches`` minibatches over the flattened batch.
+
+    With several processes each one holds its own batch; gradients are averaged with
+    all_reduce before clipping, so every process takes the same optimizer step.
+    """
+    batch_size = len(batch["obs"])
+    minibatch_size = max(1, math.ceil(batch_size / args.num_minibatches))
+    b_inds = np.arange(batch_size)
+    clipfracs, stats = [], {}
+    for epoch in range(args.update_epochs):
+        shuffle_rng.shuffle(b_inds)
+        for start in range(0, args.num_minibatches * minibatch_size, minibatch_size):
+            mb_inds = b_inds[start:start + minibatch_size]
+            if len(mb_inds) == 0:  # (tiny batches) keep the optimizer steps in line across processes
+                mb_inds = b_inds[:1]
+            loss, stats = ppo_loss(network, {k: v[mb_inds] for k, v in batch.items()}, args)
+            clipfracs.append(stats["clipfrac"])
+
+            optimizer.zero_grad()
+            loss.backward()
+            if world_size > 1:  # data parallel: average the gradients of all processes
+                grads = [p.grad for p in network.parameters()]
+                flat = torch.cat([g.reshape(-1) for g in grads])
+                dist.all_reduce(flat)
+                flat /= world_size
+                offset = 0
+                for g in grads:
+                    g.copy_(flat[offset:offset + g.numel()].view_as(g))
+                    offset += g.numel()
+            nn.utils.clip_grad_norm_(network.parameters(), args.max_grad_norm)
+            optimizer.step()
+
+        if args.target_kl is not None:
+            kl = torch.tensor(stats["approx_kl"], dtype=torch.float64)
+            if world_size > 1:
+                dist.all_reduce(kl)
+                kl /= world_size
+            if kl > args.target_kl:
+                break
+    stats["clipfrac"] = float(np.mean(clipfracs))
+    return stats
+
+
+# --------------------------------------------------------------------- opponents
+def make_agent(spec: str, seed: int):
+    """A baseline or checkpoint agent via ``agents.make``."""
+    import agents
+    return agents.make(spec, seed=seed)
+
+
+class NetworkPolicy:
+    """A frozen snapshot of the learner that samples from its policy (an opponent in the pool)."""
+
+    def __init__(self, state_dict: dict, model_config: dict, device: torch.device) -> None:
+        self.net = ActorCritic(**model_config).to(device).eval()
+        self.net.load_state_dict(state_dict)
+        self.device = device
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        x = torch.from_numpy(network_input(obs, self.net.features)).to(self.device)
+        return self.net.sample(x, torch.from_numpy(mask).to(self.device))[0].cpu().numpy()
+
+
+def generator_states(obj) -> dict:
+    """Bit-generator states of every numpy Generator attribute of ``obj`` (agents' private RNGs)."""
+    return {k: v.bit_generator.state for k, v in vars(obj).items() if isinstance(v, np.random.Generator)}
+
+
+def set_generator_states(obj, states: dict) -> None:
+    for k, s in states.items():
+        getattr(obj, k).bit_generator.state = s
+
+
+def game_state_dict(game: VectorGame) -> dict:
+    d = {f"state.{f.name}": torch.from_numpy(getattr(game.state, f.name).copy()) for f in fields(game.state)}
+    d.update({k: torch.from_numpy(v.copy()) for k, v in vars(game).items() if isinstance(v, np.ndarray)})
+    d["rng"] = game.rng.bit_generator.state
+    return d
+
+
+def load_game_state(game: VectorGame, d: dict) -> None:
+    for k, v in d.items():
+        if k == "rng":
+            game.rng.bit_generator.state = v
+        elif k.startswith("state."):
+            setattr(game.state, k[len("state."):], v.numpy().copy())
+        else:
+            setattr(game, k, v.numpy().copy())
+
+
+# ------------------------------------------------------- behaviour cloning warm start
+def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
+    """``bc_decisions`` decisions of ``agent`` playing itself: (obs float16, masks, actions,
+    value targets, has_target). A value target is the player's shaped return from that decision,
+    (hand points * reward_scale) - phi(s) (the shaping telescopes); decisions of hands still running
+    at the end have none."""
+    n = args.num_envs
+    steps = max(1, args.bc_decisions // n)
+    game = VectorGame(n, rules, episode=args.episode, autoreset=True, seed=seed)
+    out = game.reset()
+    obs = np.zeros((steps, n, OBS_SIZE), np.float16)
+    masks = np.zeros((steps, n, NUM_ACTIONS), bool)
+    actions = np.zeros((steps, n), np.int64)
+    players = np.zeros((steps, n), np.int64)
+    episode = np.zeros((steps, n), np.int64)  # running episode number of each game
+    ep_no = np.arange(n)
+    next_ep = n
+    ep_return = {}  # episode number -> (2,) points
+    running = np.zeros((n, 2))
+    for t in range(steps):
+        obs[t], masks[t], players[t], episode[t] = out.observation, out.legal_action_mask, out.current_player, ep_no
+        actions[t] = agent.act(out.observation, out.legal_action_mask)
+        out = game.step(actions[t])
+        running += out.rewards
+        for e in np.flatnonzero(out.terminated | out.truncated):
+            ep_return[int(ep_no[e])] = running[e].copy()
+            running[e] = 0.0
+            ep_no[e], next_ep = next_ep, next_ep + 1
+    flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
+    obs, masks, actions, players, episode = map(flat, (obs, masks, actions, players, episode))
+    has_target = np.array([int(e) in ep_return for e in episode])
+    points = np.array([ep_return[int(e)][p] if h else 0.0 for e, p, h in zip(episode, players, has_target)])
+    phi = -args.deadwood_shaping * args.reward_scale * best_deadwood(obs.astype(np.float32))
+    targets = (points * args.reward_scale - phi).astype(np.float32)
+    if args.features != "raw":
+        obs = np.concatenate([network_input(obs[i:i + 65536].astype(np.float32), args.features).astype(np.float16)
+                              for i in range(0, len(obs), 65536)])
+    return obs, masks, actions, targets, has_target
+
+
+def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, log=print) -> dict:
+    """Supervised warm start: cross-entropy to ``bc_agent``'s actions (masked policy) plus the
+    value loss on its shaped returns."""
+    t0 = time.time()
+    agent = make_agent(args.bc_agent, seed=args.seed)
+    obs, masks, actions, targets, has_target = collect_imitation_data(agent, args, rules, seed=args.seed + 7919)
+    log(f"behaviour cloning: {len(obs):,} decisions of {args.bc_agent} collected in {time.time() - t0:.0f}s")
+    optimizer = optim.Adam(network.parameters(), lr=args.bc_learning_rate, eps=1e-5)
+    rng = np.random.default_rng([args.seed, 3])
+    inds = np.arange(len(obs))
+    for epoch in range(args.bc_epochs):
+        rng.shuffle(inds)
+        losses, accs = [], []
+        for start in range(0, len(inds), args.bc_minibatch_size):
+            mb = inds[start:start + args.bc_minibatch_size]
+            o = torch.from_numpy(obs[mb].astype(np.float32)).to(device)
+            m = torch.from_numpy(masks[mb]).to(device)
+            a = torch.from_numpy(actions[mb]).to(device)
+            _, logprob, _, value = network.get_action_and_value(o, m, a)
+            h = torch.from_numpy(has_target[mb]).to(device)
+            v_loss = (((value - torch.from_numpy(targets[mb]).to(device)) ** 2) * h).sum() / h.sum().clamp(min=1)
+            loss = -logprob.mean() + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(network.parameters(), args.max_grad_norm)
+            optimizer.step()
+            losses.append(loss.item())
+            accs.append((logprob > math.log(0.5)).float().mean().item())
+        log(f"behaviour cloning epoch {epoch + 1}/{args.bc_epochs}: loss {np.mean(losses):.4f}, "
+            f"P(bot's action) > 0.5 on {np.mean(accs):.1%} ({time.time() - t0:.0f}s)")
+    return {"decisions": len(obs), "seconds": time.time() - t0}
+
+
+# ------------------------------------------------------------------- evaluation
+def play_duplicate(agent_a, agent_b, num_hands: int, seed: int = 0, rules: Rules | None = None, **_):
+    """Stand-in for ``evaluate.play_match`` while evaluate.py is missing: the same deals played
+    from both seats (hand episodes); returns an object with hands, win_rate, points_per_hand, points_ci."""
+    from types import SimpleNamespace
+    deals = max(1, num_hands // 2)
+    rs = np.random.default_rng(seed)
+    decks = rs.permuted(np.tile(np.arange(52), (deals, 1)), axis=1)
+    dealers = rs.integers(0, 2, deals)
+    points, wins = [], []
+    for a_seat in (0, 1):
+        game = VectorGame(deals, rules, episode="hand", autoreset=False, seed=seed)
+        out = game.reset(decks=decks, dealers=dealers)
+        total = np.zeros((deals, 2))
+        winner = np.full(deals, -1)
+        while not game.state.done.all():
+            actions = np.zeros(deals, np.int64)
+            live = ~game.state.done
+            for agent, seat in ((agent_a, a_seat), (agent_b, 1 - a_seat)):
+                rows = np.flatnonzero(live & (out.current_player == seat))
+                if len(rows):
+                    actions[rows] = agent.act(out.observation[rows], out.legal_action_mask[rows])
+            out = game.step(actions)
+            total += out.rewards
+            winner = np.where(out.hand_over, out.result.winner, winner)
+        points.append(total[:, a_seat])
+        wins.append(winner == a_seat)
+    pts = np.concatenate(points)
+    half = 1.96 * pts.std() / math.sqrt(len(pts))
+    return SimpleNamespace(hands=len(pts), win_rate=float(np.mean(np.concatenate(wins))),
+                           points_per_hand=float(pts.mean()), points_ci=(pts.mean() - half, pts.mean() + half))
+
+
+def evaluate_policy(network: ActorCritic, args: Args, rules: Rules, device) -> dict[str, dict]:
+    """Greedy policy against each of ``eval_opponents`` on fixed duplicate deals."""
+    try:
+        from evaluate import play_match
+    except ImportError:  # evaluate.py not written yet
+        play_match = play_duplicate
+    learner = PPOAgent(network, name="learner", deterministic=True, seed=0, device=device)
+    results = {}
+    for spec in args.eval_opponents:
+        opponent = make_agent(spec, seed=args.eval_seed)
+        m = play_match(learner, opponent, num_hands=args.eval_hands, seed=args.eval_seed, rules=rules, duplicate=True)
+        results[spec] = {"win_rate": float(m.win_rate), "points_per_hand": float(m.points_per_hand),
+                         "points_ci": tuple(float(x) for x in m.points_ci), "hands": int(m.hands)}
+    network.train()
+    return results
+
+
+def short_name(spec: str) -> str:
+    return os.path.basename(spec) if spec.startswith("ppo:") else spec
+
+
+# ========================================================================== main
+def main(argv: list[str] | None = None) -> dict:
+    args, resume_path = parse_cli(argv)
+    rules = Rules.from_dict(args.rules)
+
+    # distributed setup (torchrun sets RANK / WORLD_SIZE / LOCAL_RANK)
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {args.device!r} asked for, but torch.cuda.is_available() is False")
+    device = torch.device(f"cuda:{local_rank}" if args.device == "cuda" and world_size > 1 else args.device)
+    if world_size > 1:
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    is_main = rank == 0
+    if args.num_threads:
+        torch.set_num_threads(args.num_threads)
+
+    steps_per_iteration = args.num_envs * args.num_steps * world_size
+    num_iterations = max(1, args.total_timesteps // steps_per_iteration)
+    run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    run_path = os.path.dirname(os.path.abspath(resume_path)) if resume_path else os.path.join(args.run_dir, run_name)
+    if not resume_path and is_main and os.path.isdir(run_path):  # a fixed run_name: start that directory afresh
+        for name in os.listdir(run_path):
+            if name.startswith("events.out.tfevents.") or name in ("checkpoint.pt", "best.pt"):
+                os.remove(os.path.join(run_path, name))
+
+    # TRY NOT TO MODIFY: seeding
+    random.seed(args.seed + rank)
+    np.random.seed(args.seed + rank)
+    torch.manual_seed(args.seed)  # same initial weights on every rank
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+
+    # env setup: num_envs games stepped together, one decision per game per step
+    game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True, seed=args.seed + rank)
+    rng = np.random.default_rng([args.seed, rank, 1])  # opponent assignment
+    shuffle_rng = np.random.default_rng([args.seed, rank, 2])  # minibatch order
+
+    network = ActorCritic(hidden_sizes=args.hidden_sizes, activation=args.activation,
+                          shared_trunk=args.shared_trunk, mask_input=args.mask_input,
+                          features=args.features).to(device)
+    if args.init_from and not resume_path:
+        init = load_checkpoint(args.init_from, map_location=device)
+        if init["model_config"] != network.config:
+            raise ValueError(f"init_from {args.init_from}: its network {init['model_config']} differs from this "
+                             f"config's {network.config}")
+        network.load_state_dict(init["model"])
+    if args.bc_agent and not resume_path and is_main:  # rank 0 imitates; the broadcast below shares it
+        behaviour_cloning(network, args, rules, device)
+    optimizer = optim.Adam(network.parameters(), lr=args.learning_rate, eps=1e-5)
+    if world_size > 1:
+        for p in network.parameters():
+            dist.broadcast(p.data, src=0)
+        torch.manual_seed(args.seed + 1000 * rank)  # different sampling streams per rank
+
+    # opponents: index 0 = self-play, 1 = snapshot, 2.. = baselines (agents.make)
+    mix = {k: v for k, v in args.opponent_mix.items() if v > 0}
+    kinds = ["self", "snapshot"] + [k for k in mix if k not in ("self", "snapshot")]
+    kind_probs = np.array([mix.get(k, 0.0) for k in kinds], np.float64)
+    baselines = {k: make_agent(k, seed=args.seed * 1000 + rank * 100 + i) for i, k in enumerate(kinds[2:])}
+    pool: list[dict] = []  # {"iteration", "model"} frozen snapshots
+    pool_policies: list[NetworkPolicy] = []
+    opp_kind = np.zeros(args.num_envs, np.int64)
+    opp_slot = np.zeros(args.num_envs, np.int64)
+    learner_seat = np.zeros(args.num_envs, np.int64)
+
+    def assign_opponents(envs: np.ndarray) -> None:
+        p = kind_probs.copy()
+        if not pool:
+            p[0] += p[1]
+            p[1] = 0.0
+        opp_kind[envs] = rng.choice(len(kinds), size=len(envs), p=p / p.sum())
+        opp_slot[envs] = rng.integers(0, max(1, len(pool)), size=len(envs))
+        learner_seat[envs] = rng.integers(0, 2, size=len(envs))
+
+    def add_snapshot(iteration: int) -> None:
+        sd = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
+        pool.append({"iteration": iteration, "model": sd})
+        pool_policies.append(NetworkPolicy(sd, network.config, device))
+        if len(pool) > args.pool_size:
+            pool.pop(0)
+            pool_policies.pop(0)
+
+    storage = TurnStorage(args.num_steps, args.num_envs, input_size(args.features))
+    ep_points = np.zeros((args.num_envs, 2), np.float64)  # raw points of the running episode
+    global_step, start_iteration, best_metric = 0, 1, -math.inf
+    pool_points, pool_hands = 0.0, 0  # learner's points against the pool since the last snapshot
+    last_eval: dict = {}
+
+    out = game.reset()
+    assign_opponents(np.arange(args.num_envs))
+    next_obs, next_mask, next_player = out.observation, out.legal_action_mask, out.current_player.astype(np.int64)
+
+    if resume_path:
+        ckpt = load_checkpoint(resume_path, map_location=device)
+        ts = ckpt["train_state"]
+        network.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
+        best_metric = float(ts["best_metric"])
+        last_eval = ckpt.get("eval", {})
+        for item in ts["pool"]:
+            pool.append(item)
+            pool_policies.append(NetworkPolicy(item["model"], network.config, device))
+        if rank == 0 and ts["world_size"] == world_size:
+            load_game_state(game, ts["game"])
+            storage.load_state_dict(ts["storage"])
+            rng.bit_generator.state = ts["rng"]
+            for k, agent in baselines.items():
+                set_generator_states(agent, ts["baseline_rngs"].get(k, {}))
+            opp_kind[:], opp_slot[:], learner_seat[:] = (ts[k].numpy() for k in ("opp_kind", "opp_slot", "learner_seat"))
+            ep_points[:] = ts["ep_points"].numpy()
+            next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
+            next_player = ts["next_player"].numpy().copy()
+            pool_points, pool_hands = float(ts["pool_points"]), int(ts["pool_hands"])
+            torch.set_rng_state(ts["torch_rng"])
+            shuffle_rng.bit_generator.state = ts["shuffle_rng"]
+        else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
+            game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
+                              seed=[args.seed, rank, start_iteration])
+            out = game.reset()
+            rng = np.random.default_rng([args.seed, rank, start_iteration])
+            assign_opponents(np.arange(args.num_envs))
+            next_obs, next_mask = out.observation, out.legal_action_mask
+            next_player = out.current_player.astype(np.int64)
+            torch.manual_seed(args.seed + 1000 * rank + start_iteration)
+
+    writer = None
+    if is_main:
+        from torch.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter(run_path, purge_step=global_step if resume_path else None)
+        docs = _field_docs()
+        writer.add_text("config", "|key|value|doc|\n|-|-|-|\n" + "\n".join(
+            f"|{k}|{v}|{docs.get(k, '')}|" for k, v in asdict(args).items()) + f"\n\nrules: {rules.to_dict()}", global_step)
+        print(f"run {run_path}: {num_iterations} updates x {steps_per_iteration:,} steps, {world_size} process(es), "
+              f"device {device}, opponents {mix}", flush=True)
+
+    def checkpoint_dict(iteration: int) -> dict:
+        ts = {
+            "world_size": world_size, "best_metric": best_metric, "rng": rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
+            "game": game_state_dict(game), "storage": storage.state_dict(),
+            "baseline_rngs": {k: generator_states(a) for k, a in baselines.items()},
+            "opp_kind": torch.from_numpy(opp_kind.copy()), "opp_slot": torch.from_numpy(opp_slot.copy()),
+            "learner_seat": torch.from_numpy(learner_seat.copy()), "ep_points": torch.from_numpy(ep_points.copy()),
+            "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
+            "next_player": torch.from_numpy(next_player.copy()), "pool": pool,
+            "pool_points": pool_points, "pool_hands": pool_hands,
+        }
+        return {
+            "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
+            "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
+            "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": asdict(args),
+            "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
+            "train_state": ts,
+        }
+
+    def run_eval(iteration: int) -> None:
+        nonlocal best_metric, last_eval
+        t0 = time.time()
+        last_eval = evaluate_policy(network, args, rules, device)
+        for spec, r in last_eval.items():
+            writer.add_scalar(f"eval/win_rate_vs_{short_name(spec)}", r["win_rate"], global_step)
+            writer.add_scalar(f"eval/points_per_hand_vs_{short_name(spec)}", r["points_per_hand"], global_step)
+        metric = last_eval[args.best_metric_opponent]["points_per_hand"]
+        line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in last_eval.items())
+        print(f"eval @ step {global_step:,} ({time.time() - t0:.0f}s): {line}", flush=True)
+        if metric > best_metric:
+            best_metric = metric
+            save_checkpoint(os.path.join(run_path, "best.pt"), checkpoint_dict(iteration))
+
+    bar = None
+    if is_main and args.progress_bar:
+        from tqdm import tqdm
+        bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", smoothing=0.1)
+
+    start_time, start_step = time.time(), global_step
+    iteration = start_iteration - 1
+    for iteration in range(start_iteration, num_iterations + 1):
+        # Annealing the rate if instructed to do so.
+        if args.anneal_lr:
+            frac = 1.0 - (iteration - 1.0) / num_iterations
+            optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+
+        # ALGO LOGIC: rollout -- one decision per game per step, learner decisions stored per player
+        ep_returns: dict[str, list] = {}
+        for step in range(args.num_steps):
+            global_step += args.num_envs * world_size
+            row = CARRY + step
+            learner_turn = (opp_kind == 0) | (next_player == learner_seat)
+            actions = np.zeros(args.num_envs, np.int64)
+            envs = np.flatnonzero(learner_turn)
+            if len(envs):
+                net_in = network_input(next_obs[envs], args.features)
+                obs_t = torch.from_numpy(net_in).to(device)
+                mask_t = torch.from_numpy(next_mask[envs]).to(device)
+                action, logprob, value = network.sample(obs_t, mask_t)
+                a_np = action.cpu().numpy()
+                actions[envs] = a_np
+                phi = -args.deadwood_shaping * args.reward_scale * best_deadwood(next_obs[envs]) \
+                    if args.deadwood_shaping else 0.0
+                storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
+                            logprob.cpu().numpy(), value.cpu().numpy(), phi)
+            others = ~learner_turn
+            for k in range(1, len(kinds)):
+                for slot in range(len(pool) if k == 1 else 1):
+                    sel = others & (opp_kind == k) & ((opp_slot == slot) if k == 1 else True)
+                    opp_envs = np.flatnonzero(sel)
+                    if len(opp_envs):
+                        policy = pool_policies[slot] if k == 1 else baselines[kinds[k]]
+                        actions[opp_envs] = policy.act(next_obs[opp_envs], next_mask[opp_envs])
+
+            # TRY NOT TO MODIFY: execute the game and log data.
+            out = game.step(actions)
+            ended = out.terminated | out.truncated
+            storage.credit(out.rewards * args.reward_scale, ended)
+            ep_points += out.rewards
+            if ended.any():
+                fin = np.flatnonzero(ended)
+                for k in np.unique(opp_kind[fin]):
+                    if k != 0:  # self-play hands are zero-sum: nothing to report
+                        e = fin[opp_kind[fin] == k]
+                        ep_returns.setdefault(kinds[k], []).extend(ep_points[e, learner_seat[e]])
+                vs_pool = fin[opp_kind[fin] == 1]
+                pool_points += float(ep_points[vs_pool, learner_seat[vs_pool]].sum())
+                pool_hands += len(vs_pool)
+                ep_points[fin] = 0.0
+                assign_opponents(fin)
+            next_obs, next_mask = out.observation, out.legal_action_mask
+            next_player = out.current_player.astype(np.int64)
+
+        # bootstrap value per player: GAE along each player's own chain of decisions
+        b_adv, b_ret, trainable = per_player_gae(storage.rewards, storage.values, storage.dones, storage.next_row,
+                                                 storage.valid, args.gamma, args.gae_lambda, storage.potentials)
+
+        # flatten the batch
+        b_obs = torch.from_numpy(storage.obs[trainable]).to(device)
+        b_masks = torch.from_numpy(storage.masks[trainable]).to(device)
+        b_actions = torch.from_numpy(storage.actions[trainable]).to(device)
+        b_logprobs = torch.from_numpy(storage.logprobs[trainable]).to(device)
+        b_advantages = torch.from_numpy(b_adv[trainable]).to(device)
+        b_returns = torch.from_numpy(b_ret[trainable]).to(device)
+        b_values = torch.from_numpy(storage.values[trainable]).to(device)
+        storage.carry_over()  # pending decisions wait for their successor in the next rollout
+
+        # Optimizing the policy and value network
+        batch_size = len(b_obs)
+        batch = dict(obs=b_obs, masks=b_masks, actions=b_actions, logprobs=b_logprobs, advantages=b_advantages,
+                     returns=b_returns, values=b_values)
+        stats = ppo_update(network, optimizer, batch, args, shuffle_rng, world_size)
+
+        y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()
+        var_y = np.var(y_true)
+        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+
+        # opponent pool: snapshots on schedule, or when the learner beats the pool by a margin
+        if world_size > 1:
+            t = torch.tensor([pool_points, float(pool_hands)], dtype=torch.float64)
+            dist.all_reduce(t)
+            total_pool_points, total_pool_hands = float(t[0]), int(t[1])
+        else:
+            total_pool_points, total_pool_hands = pool_points, pool_hands
+        beats_pool = (args.snapshot_margin > 0 and total_pool_hands >= args.snapshot_min_hands
+                      and total_pool_points / total_pool_hands >= args.snapshot_margin)
+        if (args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool \
+                or (not pool and "snapshot" in mix):
+            add_snapshot(iteration)
+            pool_points, pool_hands = 0.0, 0
+
+        if is_main:
+            sps = int((global_step - start_step) / (time.time() - start_time))
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            writer.add_scalar("charts/SPS", sps, global_step)
+            writer.add_scalar("charts/learner_decisions", batch_size, global_step)
+            writer.add_scalar("charts/pool_size", len(pool), global_step)
+            all_returns = [x for v in ep_returns.values() for x in v]
+            if all_returns:
+                writer.add_scalar("charts/episodic_return", float(np.mean(all_returns)), global_step)
+            for kind, v in ep_returns.items():
+                writer.add_scalar(f"charts/points_per_hand_vs_{kind}", float(np.mean(v)), global_step)
+            for key in ("policy_loss", "value_loss", "entropy", "old_approx_kl", "approx_kl", "clipfrac"):
+                writer.add_scalar(f"losses/{key}", stats[key], global_step)
+            writer.add_scalar("losses/explained_variance", explained_var, global_step)
+            if bar is not None:
+                bar.update(steps_per_iteration)
+                bar.set_postfix(SPS=sps, **{short_name(s): f"{r['points_per_hand']:+.1f}" for s, r in last_eval.items()})
+            elif iteration % args.log_every == 0 or iteration == num_iterations:
+                vs = " ".join(f"{k} {np.mean(v):+.1f}" for k, v in sorted(ep_returns.items()))
+                ev = " ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items())
+                print(f"update {iteration}/{num_iterations} step {global_step:,} SPS {sps:,} | rollout pts/hand {vs or '-'} "
+                      f"| ent {stats['entropy']:.2f} kl {stats['approx_kl']:.4f} ev {explained_var:.2f} "
+                      f"| pool {len(pool)} | last eval {ev or '-'}", flush=True)
+            if args.eval_every and iteration % args.eval_every == 0 and iteration != num_iterations:
+                run_eval(iteration)
+            if args.checkpoint_every and iteration % args.checkpoint_every == 0:
+                save_checkpoint(os.path.join(run_path, "checkpoint.pt"), checkpoint_dict(iteration))
+
+    if is_main:
+        if iteration >= start_iteration:  # final evaluation and checkpoint
+            run_eval(iteration)
+            save_checkpoint(os.path.join(run_path, "checkpoint.pt"), checkpoint_dict(iteration))
+        if bar is not None:
+            bar.close()
+        writer.close()
+        print(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s; checkpoint {run_path}/checkpoint.pt", flush=True)
+    if world_size > 1:
+        dist.destroy_process_group()
+    return {"run_path": run_path, "global_step": global_step, "eval": last_eval}
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (ValueError, FileNotFoundError) as e:
+        if os.environ.get("OKGIN_TRACEBACK"):
+            raise
+        sys.exit(f"error: {e}")
