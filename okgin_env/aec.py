@@ -61,12 +61,10 @@ it stays until that agent's next ``step``.
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -77,7 +75,8 @@ from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS, parse_deck
 from .core import EPISODES, GAME_BONUS, LINE_BONUS, UPCARD_POS, Phase, StepOutput, VectorGame
 from .observation import OBS_FIELDS, OBS_SIZE, STOCK_SCALE
-from .render import LastAction, hand_result_info, record_action, render_hand_result, render_player_view
+from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
+                     render_player_view)
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
@@ -457,15 +456,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------- render
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        color = self.render_mode == "human" and sys.stdout.isatty()
-        text = self.render_text(color=color)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_in_mode(self.render_mode, self.render_text)
 
     def render_text(self, color: bool = False, player: int | None = None) -> str:
         """The acting player's view (or ``player``'s), after the last hand's result if one just ended."""

@@ -24,8 +24,10 @@ flags from the core's ``HandResult``.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+import sys
+from typing import Any, Callable, NamedTuple, Sequence
 
+import gymnasium
 import numpy as np
 
 from .actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
@@ -311,3 +313,15 @@ def render_hand_result(info: dict[str, Any], *, names: Sequence[str] = NAMES, co
     else:
         lines.append(f"  Totals: {names[0]} {s[0]}, {names[1]} {s[1]}.")
     return "\n".join(lines)
+
+
+def render_in_mode(render_mode: str | None, render_text: Callable[..., str]) -> str | None:
+    """The envs' ``render()``: "ansi" returns the text, "human" prints it (coloured on a terminal)."""
+    if render_mode is None:
+        gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+        return None
+    text = render_text(color=render_mode == "human" and sys.stdout.isatty())
+    if render_mode == "human":
+        print(text)
+        return None
+    return text

@@ -46,7 +46,8 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS, check_action, legal_listing
 from .aec import EnvConfig, observation_box, parse_reset_options
 from .core import StepOutput, VectorGame, random_legal_actions
-from .render import LastAction, hand_result_info, record_action, render_hand_result, render_player_view
+from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
+                     render_player_view)
 
 SEATS = (0, 1, "random")
 MAX_RESET_TRIES = 100  #: re-deals when the opponent ends episodes before the learner can act
@@ -229,15 +230,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        color = self.render_mode == "human" and sys.stdout.isatty()
-        text = self.render_text(color=color)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render_in_mode(self.render_mode, self.render_text)
 
     def render_text(self, color: bool = False) -> str:
         """The learner's view, after the last hand's result."""
