@@ -36,7 +36,6 @@ An illegal action raises ``ValueError`` naming it and listing the legal actions.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import gymnasium
