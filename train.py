@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import copy
 import math
 import os
 import random
@@ -48,7 +47,7 @@ from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCr
                         load_checkpoint, network_input,
                         save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame, random_legal_actions
+from okgin_env.core import VectorGame
 from okgin_env.melds import hand_deadwood
 from okgin_env.observation import DEADWOOD_SCALE, OBS_SIZE, OBS_VERSION, obs_field
 from okgin_env.rules import Rules
@@ -210,6 +209,11 @@ def _check_type(key: str, value, tp):
             raise ValueError(f"config key {key!r}: {value!r} is not an integer")
         return value
     if tp is float:
+        if isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"config key {key!r}: {value!r} is not a number")
         return float(value)
@@ -677,44 +681,9 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
 
 
 # ------------------------------------------------------------------- evaluation
-def play_duplicate(agent_a, agent_b, num_hands: int, seed: int = 0, rules: Rules | None = None, **_):
-    """Stand-in for ``evaluate.play_match`` while evaluate.py is missing: the same deals played
-    from both seats (hand episodes); returns an object with hands, win_rate, points_per_hand, points_ci."""
-    from types import SimpleNamespace
-    deals = max(1, num_hands // 2)
-    rs = np.random.default_rng(seed)
-    decks = rs.permuted(np.tile(np.arange(52), (deals, 1)), axis=1)
-    dealers = rs.integers(0, 2, deals)
-    points, wins = [], []
-    for a_seat in (0, 1):
-        game = VectorGame(deals, rules, episode="hand", autoreset=False, seed=seed)
-        out = game.reset(decks=decks, dealers=dealers)
-        total = np.zeros((deals, 2))
-        winner = np.full(deals, -1)
-        while not game.state.done.all():
-            actions = np.zeros(deals, np.int64)
-            live = ~game.state.done
-            for agent, seat in ((agent_a, a_seat), (agent_b, 1 - a_seat)):
-                rows = np.flatnonzero(live & (out.current_player == seat))
-                if len(rows):
-                    actions[rows] = agent.act(out.observation[rows], out.legal_action_mask[rows])
-            out = game.step(actions)
-            total += out.rewards
-            winner = np.where(out.hand_over, out.result.winner, winner)
-        points.append(total[:, a_seat])
-        wins.append(winner == a_seat)
-    pts = np.concatenate(points)
-    half = 1.96 * pts.std() / math.sqrt(len(pts))
-    return SimpleNamespace(hands=len(pts), win_rate=float(np.mean(np.concatenate(wins))),
-                           points_per_hand=float(pts.mean()), points_ci=(pts.mean() - half, pts.mean() + half))
-
-
 def evaluate_policy(network: ActorCritic, args: Args, rules: Rules, device) -> dict[str, dict]:
     """Greedy policy against each of ``eval_opponents`` on fixed duplicate deals."""
-    try:
-        from evaluate import play_match
-    except ImportError:  # evaluate.py not written yet
-        play_match = play_duplicate
+    from evaluate import play_match
     learner = PPOAgent(network, name="learner", deterministic=True, seed=0, device=device)
     results = {}
     for spec in args.eval_opponents:
@@ -996,8 +965,8 @@ def main(argv: list[str] | None = None) -> dict:
             total_pool_points, total_pool_hands = pool_points, pool_hands
         beats_pool = (args.snapshot_margin > 0 and total_pool_hands >= args.snapshot_min_hands
                       and total_pool_points / total_pool_hands >= args.snapshot_margin)
-        if (args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool \
-                or (not pool and "snapshot" in mix):
+        if "snapshot" in mix and ((args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool
+                                  or not pool):
             add_snapshot(iteration)
             pool_points, pool_hands = 0.0, 0
 

@@ -180,6 +180,8 @@ def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
     args, resume = train.parse_cli(["--config", str(cfg), "--set", "num_envs=4", "--set", "opponent_mix={self: 1}",
                                     "--seed", "7"])
     assert (args.num_envs, args.hidden_sizes, args.opponent_mix, args.seed, resume) == (4, [16], {"self": 1.0}, 7, None)
+    args, _ = train.parse_cli(["--config", str(cfg), "--set", "learning_rate=3e-4"])  # YAML 1.1 reads this as text
+    assert args.learning_rate == 3e-4
     with pytest.raises(ValueError, match="must look like key=value"):
         train.parse_cli(["--config", str(cfg), "--set", "num_envs"])
     with pytest.raises(SystemExit):

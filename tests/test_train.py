@@ -66,6 +66,18 @@ def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path)
     assert out.legal_action_mask[np.arange(8), actions].all()
 
 
+def test_init_from_starts_a_new_run_from_a_checkpoints_weights(tmp_path):
+    run_train(TINY + ["--set", f"run_dir={tmp_path / 'a'}", "--set", "total_timesteps=128"], tmp_path)
+    src = os.path.join(only_run_dir(tmp_path / "a"), "checkpoint.pt")
+    run_train(TINY + ["--set", f"run_dir={tmp_path / 'b'}", "--set", "total_timesteps=128", "--set", f"init_from={src}",
+                      "--set", "learning_rate=1e-12", "--set", "ent_coef=0"], tmp_path)
+    a, b = load_checkpoint(src), load_checkpoint(os.path.join(only_run_dir(tmp_path / "b"), "checkpoint.pt"))
+    for k in a["model"]:  # a vanishing learning rate: the weights stay those it started from
+        torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="differs from this config"):
+        train.main(TINY + ["--set", f"run_dir={tmp_path / 'c'}", "--set", f"init_from={src}", "--set", "hidden_sizes=[8]"])
+
+
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
     """Run A: 3 updates straight. Run B: 2 updates ("killed" after its checkpoint), then --resume
     for the 3rd. The weights after update 3 must be identical."""
