@@ -58,10 +58,7 @@ def _greedy_kernel(obs, mask, out):
         take = False
         if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
             k.row_field_masks(o, k.OWN_HAND, ms)
-            now = k.deadwood(ms, work)
-            k.add(ms, top)
-            with_top = k.deadwood(ms, work)
-            k.remove(ms, top)
+            now, with_top = k.deadwood_now_and_with(ms, top, work)
             if with_top - k.MAX_POINTS < now:  # else no discard can bring it below now
                 take = k.take_then_best(ms, top, after, work) < now
         out[b] = k.draw_action(take, m)

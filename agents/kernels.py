@@ -110,6 +110,16 @@ def deadwood(ms: np.ndarray, work: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def deadwood_now_and_with(ms: np.ndarray, c: int, work: np.ndarray) -> tuple[int, int]:
+    """(deadwood of the hand ms, deadwood with card c added); ms is left unchanged."""
+    now = deadwood(ms, work)
+    add(ms, c)
+    with_c = deadwood(ms, work)
+    remove(ms, c)
+    return now, with_c
+
+
+@njit(cache=True)
 def after_discard(ms: np.ndarray, out: np.ndarray, work: np.ndarray) -> None:
     """out[c] = minimal deadwood of the hand without card c for held c, NOT_HELD elsewhere."""
     melds.deadwood_after_discard_of_masks(ms, RUN_DEADWOOD, out, work[0:4], work[4:8])

@@ -51,10 +51,7 @@ def _simple_kernel(obs, mask, noise, out):
         take = False
         if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
             k.row_field_masks(o, k.OWN_HAND, ms)
-            now = k.deadwood(ms, work)
-            k.add(ms, top)
-            with_top = k.deadwood(ms, work)
-            k.remove(ms, top)
+            now, with_top = k.deadwood_now_and_with(ms, top, work)
             take = with_top < now + k.POINTS[top]  # melded in the best arrangement
             if not take and with_top - k.MAX_POINTS <= k.row_knock_limit(o):  # a knock is not ruled out
                 take = k.take_then_best(ms, top, after, work) <= k.row_knock_limit(o)
