@@ -74,7 +74,7 @@ from pettingzoo.utils import wrappers
 from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS, parse_deck
 from .core import EPISODES, GAME_BONUS, LINE_BONUS, UPCARD_POS, Phase, StepOutput, VectorGame
-from .observation import OBS_FIELDS, OBS_SIZE, STOCK_SCALE
+from .observation import OBS_FIELDS, OBS_SIZE, STOCK_SCALE, field_slices
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
 from .rules import Rules
@@ -198,11 +198,7 @@ def _state_fields() -> dict[str, slice]:
         ("turns", 1),  # completed turns / max_turns_per_hand
         ("scores", 2),  # totals / target (game episodes; the hand's points in hand episodes)
     )
-    out, start = {}, 0
-    for name, size in sizes:
-        out[name] = slice(start, start + size)
-        start += size
-    return out
+    return field_slices(sizes)
 
 
 #: name -> slice of the ``state()`` vector (absolute player ids, not the observer's view)

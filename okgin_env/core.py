@@ -32,7 +32,7 @@ from numba import njit
 
 from . import melds as _melds
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
-from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, card_text, parse_deck
+from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, parse_deck
 from .observation import (CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
                           OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES,
                           STOCK_SCALE, STOCK_SIZE)
@@ -145,25 +145,6 @@ class HandResult:
     game_over = property(lambda self: self.bools[:, RB_GAME_OVER])
     hands = property(lambda self: self.cards[:, 0:2])
     laid_off = property(lambda self: self.cards[:, 2])
-
-    @classmethod
-    def empty(cls, n: int) -> "HandResult":
-        return cls(n)
-
-    def row(self, i: int) -> dict:
-        """Plain-Python dict of game i's result (for infos, logs and tests)."""
-        from .cards import cards_of
-        return {
-            "knocker": int(self.knocker[i]), "winner": int(self.winner[i]), "gin": bool(self.gin[i]),
-            "undercut": bool(self.undercut[i]), "void": bool(self.void[i]),
-            "truncated_hand": bool(self.truncated_hand[i]), "deadwood": self.deadwood[i].tolist(),
-            "points": self.points[i].tolist(), "scores": self.scores[i].tolist(),
-            "spade_doubled": bool(self.spade_doubled[i]), "game_over": bool(self.game_over[i]),
-            "game_winner": int(self.game_winner[i]), "upcard": int(self.upcard[i]),
-            "dealer": int(self.dealer[i]), "knock_card": int(self.knock_card[i]),
-            "hands": [cards_of(self.hands[i, p]) for p in range(2)],
-            "meld_id": self.meld_id[i].tolist(), "laid_off": cards_of(self.laid_off[i]),
-        }
 
 
 @dataclass
@@ -532,7 +513,7 @@ class VectorGame:
         else:
             dl = self._check_dealers(dealers)
         self._new_games(self._all, d, dl)
-        return self._output(np.zeros((self.num_games, 2), np.float32), HandResult.empty(self.num_games),
+        return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool))
 
@@ -666,8 +647,3 @@ def _first_illegal(actions, mask, done):
         if a < 0 or a >= mask.shape[1] or not mask[i, a]:
             return i
     return -1
-
-
-def describe_deck(deck: np.ndarray) -> str:
-    """Card text of a deck order (for logs and error messages)."""
-    return " ".join(card_text(int(c)) for c in deck)

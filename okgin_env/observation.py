@@ -51,16 +51,17 @@ _FIELD_SIZES = (
 )
 
 
-def _slices() -> dict[str, slice]:
+def field_slices(sizes: tuple[tuple[str, int], ...]) -> dict[str, slice]:
+    """Consecutive named fields of a flat vector: ((name, size), ...) -> {name: slice}."""
     out, start = {}, 0
-    for name, size in _FIELD_SIZES:
+    for name, size in sizes:
         out[name] = slice(start, start + size)
         start += size
     return out
 
 
 #: name -> slice of the observation vector
-OBS_FIELDS: dict[str, slice] = _slices()
+OBS_FIELDS: dict[str, slice] = field_slices(_FIELD_SIZES)
 #: total length of the observation vector
 OBS_SIZE: int = sum(size for _, size in _FIELD_SIZES)
 #: start offset of each field
