@@ -1007,6 +1007,9 @@ def main(argv: list[str] | None = None) -> dict:
         writer.close()
         print(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s; checkpoint {run_path}/checkpoint.pt", flush=True)
     if world_size > 1:
+        # the other ranks wait here for rank 0's final evaluation and checkpoint: a rank that tears down
+        # gloo while its peer still holds the connection can abort the whole job
+        dist.barrier()
         dist.destroy_process_group()
     return {"run_path": run_path, "global_step": global_step, "eval": last_eval}
 
