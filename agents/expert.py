@@ -228,20 +228,16 @@ def _near(ms, u):
     return (ms[s] & window & ~(1 << r)) != 0
 
 
-EXP_DEADWOOD, EXP_MELDED, P_KNOCK, P_GIN, NUM_OUTS_FIELDS = range(5)  #: fields of _outs' result
+NOW, EXP_DEADWOOD, EXP_MELDED, P_KNOCK, P_GIN, NUM_OUTS_FIELDS = range(6)  #: fields of _outs' result
 
 
 @njit(cache=True)
-def _outs(ms, weight, limit, after, work, res):
+def _outs(ms, weight, limit, work, res):
     """The next card u for the 10-card hand ms, weighted by ``weight`` (chance it is the next stock card):
-    res <- expected deadwood after drawing u and keeping the best ten, expected deadwood u melds
+    res <- deadwood now, expected deadwood after drawing u and keeping the best ten, expected deadwood u melds
     (deadwood of ms + u below "u is deadwood"), chance of being able to knock, chance of gin.
     """
-    now = k.deadwood(ms, work)
-    k.after_discard(ms, after, work)
-    best9 = k.NOT_HELD  # least deadwood of nine of the ten cards
-    for c in range(NUM_CARDS):
-        best9 = min(best9, after[c])
+    now, best9 = k.deadwood_and_best_discard(ms, work)  # best9: least deadwood of nine of the ten cards
     exp_dw, melded, p_knock, p_gin, total = 0.0, 0.0, 0.0, 0.0, 0.0
     for u in range(NUM_CARDS):
         w = weight[u]
@@ -250,12 +246,9 @@ def _outs(ms, weight, limit, after, work, res):
         total += w
         if _near(ms, u):
             k.add(ms, u)
-            k.after_discard(ms, after, work)
-            melded += w * (now + k.POINTS[u] - k.deadwood(ms, work))
+            with_u, d = k.deadwood_and_best_discard(ms, work)
             k.remove(ms, u)
-            d = k.NOT_HELD
-            for c in range(NUM_CARDS):
-                d = min(d, after[c])
+            melded += w * (now + k.POINTS[u] - with_u)
         else:  # u melds with nothing: it is kept only in place of the worst card
             d = min(now, best9 + k.POINTS[u])
         exp_dw += w * d
@@ -264,6 +257,7 @@ def _outs(ms, weight, limit, after, work, res):
         if d == 0:
             p_gin += w
     total = max(total, 1e-9)
+    res[NOW] = now
     res[EXP_DEADWOOD] = exp_dw / total
     res[EXP_MELDED] = melded / total
     res[P_KNOCK] = p_knock / total
@@ -271,13 +265,12 @@ def _outs(ms, weight, limit, after, work, res):
 
 
 @njit(cache=True)
-def _hand_value(ms, weight, limit, stock, p, after, work, res):
+def _hand_value(ms, weight, limit, stock, p, work, res):
     """Cost of keeping the 10-card hand ms (lower is better)."""
     meld_w = (p[MELD_W] + p[MELD_LOW] * (k.MAX_KNOCK_LIMIT - limit) / k.MAX_KNOCK_LIMIT) * (
         p[MELD_LATE] + (1.0 - p[MELD_LATE]) * min(stock, k.FULL_STOCK) / k.FULL_STOCK)
-    now = k.deadwood(ms, work)
-    _outs(ms, weight, limit, after, work, res)
-    return now - meld_w * res[EXP_MELDED] - p[KNOCK_V] * res[P_KNOCK] - p[GIN_V] * res[P_GIN]
+    _outs(ms, weight, limit, work, res)
+    return res[NOW] - meld_w * res[EXP_MELDED] - p[KNOCK_V] * res[P_KNOCK] - p[GIN_V] * res[P_GIN]
 
 
 # ------------------------------------------------------------------ decisions
@@ -291,7 +284,6 @@ def _expert_kernel(obs, mask, p, out):
     weight = np.empty(NUM_CARDS, np.float64)
     pairs = np.empty((6, 2), np.int64)  # at most 3 set pairs + 3 run pairs per card
     after = np.empty(NUM_CARDS, np.int64)
-    after2 = np.empty(NUM_CARDS, np.int64)
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
@@ -307,9 +299,9 @@ def _expert_kernel(obs, mask, p, out):
         limit, stock = k.row_knock_limit(o), k.row_stock(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
-            out[b] = _discard(o, m, ms, weight, opp, signal, limit, stock, p, after, work, res)
+            out[b] = _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, res)
         else:
-            out[b] = k.draw_action(_take(o, ms, weight, limit, stock, p, after, after2, work, res), m)
+            out[b] = k.draw_action(_take(o, ms, weight, limit, stock, p, after, work, res), m)
 
 
 @njit(cache=True)
@@ -322,7 +314,7 @@ def _knock_now(o, stock, p):
 
 
 @njit(cache=True)
-def _discard(o, m, ms, weight, opp, signal, limit, stock, p, after, work, res):
+def _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, res):
     best_dw, knock_card = k.NOT_HELD, -1
     for c in range(NUM_CARDS):
         if m[c] and k.row_after_discard(o, c) < best_dw:
@@ -332,7 +324,7 @@ def _discard(o, m, ms, weight, opp, signal, limit, stock, p, after, work, res):
         if best_dw == 0 or _knock_now(o, stock, p):
             return k.KNOCK + knock_card
         k.remove(ms, knock_card)
-        _outs(ms, weight, limit, after, work, res)
+        _outs(ms, weight, limit, work, res)
         k.add(ms, knock_card)
         if res[P_GIN] < p[HOLD_CHANCE]:
             return k.KNOCK + knock_card
@@ -341,7 +333,7 @@ def _discard(o, m, ms, weight, opp, signal, limit, stock, p, after, work, res):
         if not m[c] or k.row_after_discard(o, c) > best_dw + p[PRUNE]:
             continue
         k.remove(ms, c)
-        v = _hand_value(ms, weight, limit, stock, p, after, work, res)
+        v = _hand_value(ms, weight, limit, stock, p, work, res)
         k.add(ms, c)
         v += p[DANGER] * _danger(c, opp, signal, p[SIGNAL])
         if v < best_v:
@@ -350,7 +342,7 @@ def _discard(o, m, ms, weight, opp, signal, limit, stock, p, after, work, res):
 
 
 @njit(cache=True)
-def _take(o, ms, weight, limit, stock, p, after, after2, work, res):
+def _take(o, ms, weight, limit, stock, p, after, work, res):
     """Whether to take the top discard rather than draw from the stock (or pass)."""
     top = k.row_top(o)
     if top < 0:
@@ -358,5 +350,5 @@ def _take(o, ms, weight, limit, stock, p, after, after2, work, res):
     dw_take = k.take_then_best(ms, top, after, work)
     if dw_take <= limit:  # it can knock (or go gin) at once
         return True
-    _outs(ms, weight, limit, after2, work, res)
+    _outs(ms, weight, limit, work, res)
     return dw_take + p[TAKE_MARGIN] < res[EXP_DEADWOOD]

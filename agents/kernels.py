@@ -3,8 +3,8 @@
 A bot's kernel loops over the batch and calls these on one row at a time, so a whole batch
 is decided in one compiled call. Fields are read through the offset constants of ``okgin_env.observation`` (the layout of
 ``okgin_env.observation``); deadwood comes from the meld kernels of ``okgin_env.melds``
-(``min_deadwood_of_masks`` and ``deadwood_after_discard_of_masks``, the scalar cores of ``hand_deadwood`` and
-``deadwood_after_discard``) on suit masks: ``ms[s]`` has bit ``r`` set when the card of rank
+(``min_deadwood_of_masks``, ``deadwood_after_discard_of_masks`` and ``deadwood_and_best_discard_of_masks``, the
+scalar cores of ``hand_deadwood`` and ``deadwood_after_discard``) on suit masks: ``ms[s]`` has bit ``r`` set when the card of rank
 ``r`` and suit ``s`` is held.
 """
 
@@ -22,6 +22,7 @@ from okgin_env.observation import (DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP
                                    STOCK_SIZE)
 
 RUN_DEADWOOD = melds.RUN_DEADWOOD
+RUN_BEST_DROP = melds.RUN_BEST_DROP
 POINTS = CARD_POINTS.astype(np.int64)
 MAX_POINTS = int(POINTS.max())  #: removing one card lowers deadwood by at most this
 NOT_HELD = melds.DEADWOOD_NOT_HELD
@@ -123,6 +124,12 @@ def deadwood_now_and_with(ms: np.ndarray, c: int, work: np.ndarray) -> tuple[int
 def after_discard(ms: np.ndarray, out: np.ndarray, work: np.ndarray) -> None:
     """out[c] = minimal deadwood of the hand without card c for held c, NOT_HELD elsewhere."""
     melds.deadwood_after_discard_of_masks(ms, RUN_DEADWOOD, out, work[0:4], work[4:8])
+
+
+@njit(cache=True)
+def deadwood_and_best_discard(ms: np.ndarray, work: np.ndarray) -> tuple[int, int]:
+    """(deadwood of the hand ms, least deadwood after discarding its best card): one pass, no 52-card table."""
+    return melds.deadwood_and_best_discard_of_masks(ms, RUN_DEADWOOD, RUN_BEST_DROP, work[0:4], work[4:8])
 
 
 @njit(cache=True)

@@ -11,8 +11,8 @@ set of three is laid off or kept, whichever is better (enumerated).
 
 All batched public functions take (B, 52) boolean hands and loop over the batch inside
 numba. The scalar kernels they are built from (``masks_of_row``, ``min_deadwood_of_masks``,
-``deadwood_after_discard_of_masks``, ``showdown_of_masks``) are public too, for other numba
-code (the core's step, the bots) that works on one hand at a time.
+``deadwood_after_discard_of_masks``, ``deadwood_and_best_discard_of_masks``, ``showdown_of_masks``)
+are public too, for other numba code (the core's step, the bots) that works on one hand at a time.
 """
 
 from __future__ import annotations
@@ -59,6 +59,14 @@ _ABSENT = 10_000  # larger than any deadwood: marks a rank the suit mask does no
 RUN_DEADWOOD_WITHOUT = np.array(
     [[RUN_DEADWOOD[m & ~(1 << r)] if (m >> r) & 1 else _ABSENT for r in range(NUM_RANKS)] for m in range(1 << NUM_RANKS)],
     dtype=np.int16,
+)
+
+_NO_DISCARD = -10_000  # RUN_BEST_DROP of an empty suit: no card there to discard
+#: (8192,) int64 -- the most a suit's RUN_DEADWOOD falls when one of its cards is discarded (negative when
+#: every discard breaks a run); _NO_DISCARD for the empty mask.
+RUN_BEST_DROP = np.array(
+    [RUN_DEADWOOD[m] - RUN_DEADWOOD_WITHOUT[m].min() if m else _NO_DISCARD for m in range(1 << NUM_RANKS)],
+    dtype=np.int64,
 )
 
 
@@ -205,6 +213,30 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
             row = without[t]
             for r in range(NUM_RANKS):
                 out[s * NUM_RANKS + r] = min(out[s * NUM_RANKS + r], base + row[r])
+
+
+@njit(cache=True)
+def deadwood_and_best_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, best_drop: np.ndarray, cand: np.ndarray,
+                                       tmp: np.ndarray) -> tuple[int, int]:
+    """(minimal deadwood of the hand ms, least deadwood after its best discard) in one pass.
+
+    The second is min over c of ``deadwood_after_discard``, by the same argument as there: under
+    each set choice only one suit loses a card, so the best discard under that choice is in the
+    suit whose run deadwood falls most (``RUN_BEST_DROP``). For searches that need only the best
+    ten of eleven cards, not all 52 answers.
+    """
+    if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
+        d = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
+        return d, d - max(max(best_drop[ms[0]], best_drop[ms[1]]), max(best_drop[ms[2]], best_drop[ms[3]]))
+    _candidates(ms, cand)
+    best, best_after = 1 << 30, 1 << 30
+    for code in range(_num_codes(ms, cand)):
+        _apply_sets(ms, cand, code, tmp)
+        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        best = min(best, d)
+        best_after = min(best_after, d - max(max(best_drop[tmp[0]], best_drop[tmp[1]]),
+                                             max(best_drop[tmp[2]], best_drop[tmp[3]])))
+    return best, best_after
 
 
 @njit(cache=True)

@@ -262,6 +262,24 @@ def test_deadwood_after_discard_matches_oracle():
             assert int(row[c]) == want, (format_cards(h), card_text(c))
 
 
+@pytest.mark.parametrize("size", [1, 2, 4, 10, 11, 12])
+def test_deadwood_and_best_discard_matches_the_full_search(size):
+    """The one-pass scalar kernel agrees with hand_deadwood and the min of deadwood_after_discard."""
+    rng = np.random.default_rng(2000 + size)
+    hands = _dense_hands(rng, 1500, size) + _dense_hands(rng, 500, size, max_rank=13)
+    if size == 11:  # every card in a set: 4 + 4 + 3, and a run block that any discard breaks
+        hands += [cards("As Ad Ac Ah 2s 2d 2c 2h 3s 3d 3c"), cards("2s 3s 4s 7h 8h 9h Tc Jc Qc 5d 6d")]
+    masks = np.stack([mask_of(h) for h in hands])
+    now = np.asarray(melds.hand_deadwood(masks))
+    after = np.asarray(melds.deadwood_after_discard(masks)).min(axis=1)
+    ms, cand, tmp = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4, np.int64)
+    for i, h in enumerate(hands):
+        melds.masks_of_row(masks[i], ms)
+        got = melds.deadwood_and_best_discard_of_masks(ms, melds.RUN_DEADWOOD, melds.RUN_BEST_DROP, cand, tmp)
+        assert got == (now[i], after[i]), format_cards(h)
+    three = melds.hand_masks(mask_of(cards("3s 3d 3c"))[None])[0]  # a set minus any card leaves two threes
+    assert melds.deadwood_and_best_discard_of_masks(three, melds.RUN_DEADWOOD, melds.RUN_BEST_DROP, cand, tmp) == (0, 6)
+
 # ---------------------------------------------------------------------------
 # best_melds
 # ---------------------------------------------------------------------------
