@@ -44,8 +44,7 @@ import torch.optim as optim
 import yaml
 
 from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCritic, PPOAgent, input_size,
-                        load_checkpoint, network_input,
-                        save_checkpoint)
+                        load_checkpoint, load_widened, network_input, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
 from okgin_env.melds import hand_deadwood
@@ -133,11 +132,13 @@ class Args:
     mask_input: bool = True
     """append the legal-action mask to the network's input (it then sees exactly when it may knock)"""
     features: str = "raw"
-    """network input: raw (the observation) or meld (plus meld features computed from it, agents.ppo.meld_features)"""
+    """network input: raw (the observation), meld (plus meld features computed from it, agents.ppo.meld_features)
+    or outs (plus the expert's reading of the table: outs, danger, the opponent's likely cards,
+    agents.expert.outs_features); init_from may start an outs network from a meld one"""
 
     # ------------------------------------------------------------ starting point
     init_from: str = ""
-    """start from the weights of this checkpoint (same network config), e.g. to fine-tune; '' = fresh weights"""
+    """start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune"""
     bc_agent: str = ""
     """before PPO, imitate this agents.make bot playing itself (e.g. expert); '' = start from random weights"""
     bc_decisions: int = 1_000_000
@@ -743,11 +744,10 @@ def main(argv: list[str] | None = None) -> dict:
                           shared_trunk=args.shared_trunk, mask_input=args.mask_input,
                           features=args.features).to(device)
     if args.init_from and not resume_path:
-        init = load_checkpoint(args.init_from, map_location=device)
-        if init["model_config"] != network.config:
-            raise ValueError(f"init_from {args.init_from}: its network {init['model_config']} differs from this "
-                             f"config's {network.config}")
-        network.load_state_dict(init["model"])
+        try:
+            load_widened(network, load_checkpoint(args.init_from, map_location=device))
+        except ValueError as e:
+            raise ValueError(f"init_from {args.init_from}: {e}") from None
     if args.bc_agent and not resume_path and is_main:  # rank 0 imitates; the broadcast below shares it
         behaviour_cloning(network, args, rules, device)
     optimizer = optim.Adam(network.parameters(), lr=args.learning_rate, eps=1e-5)

@@ -352,3 +352,62 @@ def _take(o, ms, weight, limit, stock, p, after, work, res):
         return True
     _outs(ms, weight, limit, work, res)
     return dw_take + p[TAKE_MARGIN] < res[EXP_DEADWOOD]
+
+
+# ------------------------------------------------------------ features for learners
+
+#: Columns of :func:`outs_features`: per card (52 each) the chance of gin and of being able to knock
+#: on the next draw after discarding it, and its danger; per card the estimated chance that the
+#: opponent holds it; then, for draw decisions, the 10-card hand's chance of gin and of knocking
+#: on the next stock card, its expected deadwood after that card / 110, and the deadwood that card
+#: is expected to meld / 110.
+OUTS_FEATURES = 4 * NUM_CARDS + 4
+_GIN_AFTER, _KNOCK_AFTER, _DANGER_OF, _OPP_HOLDS, _DRAW = (i * NUM_CARDS for i in range(5))
+
+
+def outs_features(observations: np.ndarray) -> np.ndarray:
+    """(B, OUTS_FEATURES) float32: the expert's reading of the table (outs, danger, the opponent's
+    likely cards), from the observation alone, as inputs a learned policy may build on."""
+    obs = np.ascontiguousarray(observations, dtype=np.float32)
+    out = np.zeros((len(obs), OUTS_FEATURES), np.float32)
+    _features_kernel(obs, ExpertParams().to_array(), out)
+    return out
+
+
+@njit(cache=True)
+def _features_kernel(obs, p, out):
+    unseen = np.empty(NUM_CARDS, np.bool_)
+    signal = np.empty(NUM_CARDS, np.bool_)
+    opp = np.empty(NUM_CARDS, np.float64)
+    belief = np.empty(NUM_CARDS, np.float64)
+    weight = np.empty(NUM_CARDS, np.float64)
+    pairs = np.empty((6, 2), np.int64)
+    work = np.empty(8, np.int64)
+    ms = np.empty(4, np.int64)
+    res = np.empty(NUM_OUTS_FIELDS, np.float64)
+    for b in range(obs.shape[0]):
+        o = obs[b]
+        ph = k.row_phase(o)
+        if ph == k.NO_DECISION:
+            continue
+        _read_table(o, p, unseen, signal, opp, pairs, belief)
+        for c in range(NUM_CARDS):
+            weight[c] = 1.0 - opp[c] if unseen[c] else 0.0
+            out[b, _OPP_HOLDS + c] = opp[c]
+        limit = k.row_knock_limit(o)
+        k.row_field_masks(o, k.OWN_HAND, ms)
+        if ph == k.DISCARD:
+            for c in range(NUM_CARDS):
+                if k.has(ms, c):
+                    k.remove(ms, c)
+                    _outs(ms, weight, limit, work, res)
+                    k.add(ms, c)
+                    out[b, _GIN_AFTER + c] = res[P_GIN]
+                    out[b, _KNOCK_AFTER + c] = res[P_KNOCK]
+                    out[b, _DANGER_OF + c] = _danger(c, opp, signal, p[SIGNAL])
+        else:
+            _outs(ms, weight, limit, work, res)
+            out[b, _DRAW] = res[P_GIN]
+            out[b, _DRAW + 1] = res[P_KNOCK]
+            out[b, _DRAW + 2] = res[EXP_DEADWOOD] / k.DEADWOOD_SCALE
+            out[b, _DRAW + 3] = res[EXP_MELDED] / k.DEADWOOD_SCALE

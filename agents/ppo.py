@@ -72,7 +72,7 @@ def sample_masked(log_probs: torch.Tensor, generator: torch.Generator | None = N
 
 
 # ------------------------------------------------------------------ input features
-FEATURES = ("raw", "meld")
+FEATURES = ("raw", "meld", "outs")  #: each adds inputs to the one before it
 MELD_FEATURES = 4 * NUM_CARDS + 4  #: extra inputs of features="meld"
 
 
@@ -132,15 +132,23 @@ def meld_features(obs: np.ndarray) -> np.ndarray:
 
 
 def network_input(obs: np.ndarray, features: str = "raw") -> np.ndarray:
-    """What the network reads: the observation, plus ``meld_features`` when features="meld"."""
+    """What the network reads: the observation; plus ``meld_features`` with features="meld"; plus
+    those and the expert's reading of the table (``agents.expert.outs_features``) with "outs"."""
     obs = np.asarray(obs, np.float32)
     if features == "raw":
         return obs
-    return np.concatenate([obs, meld_features(obs)], axis=1)
+    parts = [obs, meld_features(obs)]
+    if features == "outs":
+        from agents.expert import outs_features
+        parts.append(outs_features(obs))
+    return np.concatenate(parts, axis=1)
 
 
 def input_size(features: str) -> int:
-    return OBS_SIZE + (MELD_FEATURES if features == "meld" else 0)
+    """Width of ``network_input(obs, features)``."""
+    from agents.expert import OUTS_FEATURES
+    extra = {"raw": 0, "meld": MELD_FEATURES, "outs": MELD_FEATURES + OUTS_FEATURES}
+    return OBS_SIZE + extra[features]
 
 
 # -------------------------------------------------------------------------- network
@@ -180,7 +188,7 @@ class ActorCritic(nn.Module):
                            activation=activation, shared_trunk=bool(shared_trunk), mask_input=bool(mask_input),
                            features=features)
         self.mask_input = bool(mask_input)
-        in_size = int(obs_size) + (MELD_FEATURES if features == "meld" else 0)
+        in_size = int(obs_size) - OBS_SIZE + input_size(features)
         sizes = [in_size + (int(num_actions) if mask_input else 0)] + hidden
         self.body = _mlp(sizes, activation)
         self.critic_body = None if shared_trunk else _mlp(sizes, activation)
@@ -304,6 +312,28 @@ def network_from_checkpoint(ckpt: dict[str, Any]) -> ActorCritic:
     except RuntimeError as e:
         raise ValueError(f"checkpoint weights do not fit its model_config: {str(e).splitlines()[0]}") from None
     return net
+
+
+def load_widened(network: ActorCritic, ckpt: dict[str, Any]) -> None:
+    """Load a checkpoint's weights into ``network``, which may read more input features than it
+    (``features`` later in ``FEATURES``; all else equal). The new feature inputs start with zero
+    weights, so the widened network computes exactly what the checkpoint's did; training then
+    learns to use them."""
+    old_cfg, new_cfg = dict(ckpt["model_config"]), network.config
+    old_features = old_cfg.pop("features", "raw")
+    same = {k: v for k, v in new_cfg.items() if k != "features"} == old_cfg
+    if not same or FEATURES.index(old_features) > FEATURES.index(network.features):
+        raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {new_cfg} (only the "
+                         f"features may grow, in the order {' < '.join(FEATURES)})")
+    state = dict(ckpt["model"])
+    old_in, new_in = input_size(old_features), input_size(network.features)
+    for key, w in state.items():  # first layers: [observation, old features, (new features), mask]
+        if key.endswith("0.weight") and w.shape[1] != network.state_dict()[key].shape[1]:
+            wide = torch.zeros(w.shape[0], network.state_dict()[key].shape[1], dtype=w.dtype, device=w.device)
+            wide[:, :old_in] = w[:, :old_in]
+            wide[:, new_in:] = w[:, old_in:]  # the mask inputs, if any
+            state[key] = wide
+    network.load_state_dict(state)
 
 
 def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu",

@@ -270,3 +270,54 @@ def test_meld_features_read_the_hand_like_a_player():
     net = ActorCritic(hidden_sizes=[16], mask_input=True, features="meld")
     o, m = legal_batch(8)
     assert m[np.arange(len(m)), PPOAgent(net, seed=0).act(o, m)].all()
+
+
+def _table(hand: str, phase: int, knock_limit: int) -> np.ndarray:
+    """An observation with only the own hand, the phase and the knock limit set (nothing else seen)."""
+    from okgin_env.cards import parse_cards
+    from okgin_env.observation import OBS_FIELDS
+    obs = np.zeros((1, OBS_SIZE), np.float32)
+    obs[0, OBS_FIELDS["own_hand"].start + np.array(parse_cards(hand))] = 1
+    obs[0, OBS_FIELDS["phase"].start + phase] = 1
+    obs[0, OBS_FIELDS["knock_limit"].start + knock_limit] = 1
+    return obs
+
+
+def test_outs_features_count_the_cards_that_give_gin():
+    """Nine melded cards and a king: 4s, 3h, 7h and 9h each give gin (the king goes). Nothing is
+    known about the other 42 cards, so they are equally likely to come next."""
+    from agents.expert import OUTS_FEATURES, outs_features
+    from okgin_env.cards import parse_cards
+    draw = outs_features(_table("As 2s 3s 4h 5h 6h 9c 9d 9s Kc", phase=3, knock_limit=10))[0]
+    assert draw.shape == (OUTS_FEATURES,)
+    p_gin, p_knock, exp_dw, _ = draw[-4:]
+    assert p_gin == pytest.approx(4 / 42) and p_knock == pytest.approx(1.0)  # at worst it keeps the king
+    # the same hand with the queen drawn: discarding the king (or the queen) leaves those outs
+    disc = outs_features(_table("As 2s 3s 4h 5h 6h 9c 9d 9s Kc Qd", phase=4, knock_limit=10))[0]
+    kc, qd, as_ = parse_cards("Kc Qd As")
+    assert disc[kc] == pytest.approx(4 / 41) and disc[qd] == pytest.approx(4 / 41)
+    assert disc[as_] < disc[kc]  # breaking the run of spades leaves fewer gin cards
+    held = parse_cards("As 2s 3s 4h 5h 6h 9c 9d 9s Kc Qd")
+    assert (disc[:52][np.setdiff1d(np.arange(52), held)] == 0).all()
+    opp = disc[3 * 52:4 * 52]
+    assert (opp[held] == 0).all() and np.allclose(np.delete(opp, held), 10 / 41)
+
+
+def test_init_from_may_widen_the_features_and_keeps_the_policy():
+    """A meld network loaded into an outs network computes the same logits and values; nothing
+    else may differ."""
+    from agents.ppo import load_widened, network_input
+    net = ActorCritic(hidden_sizes=[32], mask_input=True, features="meld", shared_trunk=False)
+    ckpt = {"model": net.state_dict(), "model_config": net.config}
+    wide = ActorCritic(hidden_sizes=[32], mask_input=True, features="outs", shared_trunk=False)
+    load_widened(wide, ckpt)
+    o, m = legal_batch(64)
+    mask = torch.as_tensor(m)
+    with torch.no_grad():
+        a, b = net(torch.as_tensor(network_input(o, "meld")), mask), wide(torch.as_tensor(network_input(o, "outs")), mask)
+    torch.testing.assert_close(a[0], b[0])
+    torch.testing.assert_close(a[1], b[1])
+    with pytest.raises(ValueError, match="only the features may grow"):
+        load_widened(ActorCritic(hidden_sizes=[32], mask_input=True, features="raw", shared_trunk=False), ckpt)
+    with pytest.raises(ValueError, match="only the features may grow"):
+        load_widened(ActorCritic(hidden_sizes=[16], mask_input=True, features="outs", shared_trunk=False), ckpt)

@@ -74,7 +74,7 @@ def test_init_from_starts_a_new_run_from_a_checkpoints_weights(tmp_path):
     a, b = load_checkpoint(src), load_checkpoint(os.path.join(only_run_dir(tmp_path / "b"), "checkpoint.pt"))
     for k in a["model"]:  # a vanishing learning rate: the weights stay those it started from
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
-    with pytest.raises(ValueError, match="differs from this config"):
+    with pytest.raises(ValueError, match="does not fit this config"):
         train.main(TINY + ["--set", f"run_dir={tmp_path / 'c'}", "--set", f"init_from={src}", "--set", "hidden_sizes=[8]"])
 
 
