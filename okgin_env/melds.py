@@ -195,24 +195,27 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
     else:
         _candidates(ms, cand)
         ncodes = _num_codes(ms, cand)
-    without = RUN_DEADWOOD_WITHOUT
     # "no sets" (code 0) leaves every held card in the runs search: it fills every entry.
-    total = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
-    for s in range(NUM_SUITS):
-        t = ms[s]
-        base = total - run_dw[t]
-        row = without[t]
-        for r in range(NUM_RANKS):
-            out[s * NUM_RANKS + r] = min(base + row[r], DEADWOOD_NOT_HELD)
+    _after_discard_under(ms, run_dw, out, True)
     for code in range(1, ncodes):
         _apply_sets(ms, cand, code, tmp)
-        total = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
-        for s in range(NUM_SUITS):
-            t = tmp[s]
-            base = total - run_dw[t]
-            row = without[t]
-            for r in range(NUM_RANKS):
-                out[s * NUM_RANKS + r] = min(out[s * NUM_RANKS + r], base + row[r])
+        _after_discard_under(tmp, run_dw, out, False)
+
+
+@njit(cache=True, inline="always")
+def _after_discard_under(rest: np.ndarray, run_dw: np.ndarray, out: np.ndarray, first: bool) -> None:
+    """out[c] <- deadwood without c when ``rest`` are the cards left to runs (min with out unless first)."""
+    total = run_dw[rest[0]] + run_dw[rest[1]] + run_dw[rest[2]] + run_dw[rest[3]]
+    for s in range(NUM_SUITS):
+        t = rest[s]
+        base = total - run_dw[t]
+        row = RUN_DEADWOOD_WITHOUT[t]
+        for r in range(NUM_RANKS):
+            v = base + row[r]
+            if first:
+                out[s * NUM_RANKS + r] = min(v, DEADWOOD_NOT_HELD)
+            elif v < out[s * NUM_RANKS + r]:
+                out[s * NUM_RANKS + r] = v
 
 
 @njit(cache=True)
@@ -227,16 +230,21 @@ def deadwood_and_best_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, best_
     """
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
         d = run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
-        return d, d - max(max(best_drop[ms[0]], best_drop[ms[1]]), max(best_drop[ms[2]], best_drop[ms[3]]))
+        return d, d - _best_drop_of(ms, best_drop)
     _candidates(ms, cand)
     best, best_after = 1 << 30, 1 << 30
     for code in range(_num_codes(ms, cand)):
         _apply_sets(ms, cand, code, tmp)
         d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
         best = min(best, d)
-        best_after = min(best_after, d - max(max(best_drop[tmp[0]], best_drop[tmp[1]]),
-                                             max(best_drop[tmp[2]], best_drop[tmp[3]])))
+        best_after = min(best_after, d - _best_drop_of(tmp, best_drop))
     return best, best_after
+
+
+@njit(cache=True, inline="always")
+def _best_drop_of(rest: np.ndarray, best_drop: np.ndarray) -> int:
+    """The most the run deadwood of ``rest`` falls when one of its cards is discarded."""
+    return max(max(best_drop[rest[0]], best_drop[rest[1]]), max(best_drop[rest[2]], best_drop[rest[3]]))
 
 
 @njit(cache=True)
