@@ -144,11 +144,12 @@ def _possible(c, unseen, opp):
 
 
 @njit(cache=True)
-def _read_table(o, p, unseen, signal, opp, pairs, belief):
+def _read_table(o, p, unseen, signal, opp, pairs, belief, weight):
     """What one observation tells about the cards.
 
     unseen[c]: c may still come from the stock or be in the opponent's hand; signal[c]: the
-    opponent threw or passed on c; opp[c]: estimated chance that the opponent holds c.
+    opponent threw or passed on c; opp[c]: estimated chance that the opponent holds c;
+    weight[c]: chance that c is the next stock card, up to a constant.
     """
     n_unseen, n_known = 0, 0
     for c in range(NUM_CARDS):
@@ -184,6 +185,7 @@ def _read_table(o, p, unseen, signal, opp, pairs, belief):
                 opp[c] = 1.0 - (1.0 - base) * (1.0 - min(1.0, belief[c] * p[TAKEN_BELIEF]))
             else:  # never quite rule a card out
                 opp[c] = base * max(0.1, 1.0 + belief[c])
+        weight[c] = 1.0 - opp[c] if unseen[c] else 0.0
 
 
 @njit(cache=True)
@@ -293,9 +295,7 @@ def _expert_kernel(obs, mask, p, out):
         if not (ph == k.DISCARD or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
             out[b] = k.draw_action(False, m)  # the forced draw
             continue
-        _read_table(o, p, unseen, signal, opp, pairs, belief)
-        for c in range(NUM_CARDS):  # chance that c is the next stock card, up to a constant
-            weight[c] = 1.0 - opp[c] if unseen[c] else 0.0
+        _read_table(o, p, unseen, signal, opp, pairs, belief, weight)
         limit, stock = k.row_knock_limit(o), k.row_stock(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
@@ -363,6 +363,7 @@ def _take(o, ms, weight, limit, stock, p, after, work, res):
 #: is expected to meld / 110.
 OUTS_FEATURES = 4 * NUM_CARDS + 4
 _GIN_AFTER, _KNOCK_AFTER, _DANGER_OF, _OPP_HOLDS, _DRAW = (i * NUM_CARDS for i in range(5))
+_DEFAULT_PARAMS = ExpertParams().to_array()  # the features read the table as the default expert does
 
 
 def outs_features(observations: np.ndarray) -> np.ndarray:
@@ -370,7 +371,7 @@ def outs_features(observations: np.ndarray) -> np.ndarray:
     likely cards), from the observation alone, as inputs a learned policy may build on."""
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     out = np.zeros((len(obs), OUTS_FEATURES), np.float32)
-    _features_kernel(obs, ExpertParams().to_array(), out)
+    _features_kernel(obs, _DEFAULT_PARAMS, out)
     return out
 
 
@@ -390,10 +391,8 @@ def _features_kernel(obs, p, out):
         ph = k.row_phase(o)
         if ph == k.NO_DECISION:
             continue
-        _read_table(o, p, unseen, signal, opp, pairs, belief)
-        for c in range(NUM_CARDS):
-            weight[c] = 1.0 - opp[c] if unseen[c] else 0.0
-            out[b, _OPP_HOLDS + c] = opp[c]
+        _read_table(o, p, unseen, signal, opp, pairs, belief, weight)
+        out[b, _OPP_HOLDS:_OPP_HOLDS + NUM_CARDS] = opp
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:

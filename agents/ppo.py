@@ -325,11 +325,11 @@ def load_widened(network: ActorCritic, ckpt: dict[str, Any]) -> None:
     if not same or FEATURES.index(old_features) > FEATURES.index(network.features):
         raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {new_cfg} (only the "
                          f"features may grow, in the order {' < '.join(FEATURES)})")
-    state = dict(ckpt["model"])
+    state, target = dict(ckpt["model"]), network.state_dict()
     old_in, new_in = input_size(old_features), input_size(network.features)
     for key, w in state.items():  # first layers: [observation, old features, (new features), mask]
-        if key.endswith("0.weight") and w.shape[1] != network.state_dict()[key].shape[1]:
-            wide = torch.zeros(w.shape[0], network.state_dict()[key].shape[1], dtype=w.dtype, device=w.device)
+        if w.ndim == 2 and w.shape[1] != target[key].shape[1]:
+            wide = torch.zeros(target[key].shape, dtype=w.dtype, device=w.device)
             wide[:, :old_in] = w[:, :old_in]
             wide[:, new_in:] = w[:, old_in:]  # the mask inputs, if any
             state[key] = wide
