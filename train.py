@@ -47,9 +47,9 @@ from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCr
                         load_checkpoint, load_widened, network_input, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
-from okgin_env.melds import hand_deadwood
-from okgin_env.observation import DEADWOOD_SCALE, OBS_SIZE, OBS_VERSION, obs_field
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
+from okgin_env.shaping import potential
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
@@ -464,18 +464,6 @@ def per_player_gae(rewards, values, dones, next_row, valid, gamma: float, gae_la
     return advantages, advantages + values, trainable
 
 
-def best_deadwood(obs: np.ndarray) -> np.ndarray:
-    """(B,) deadwood the player can reach now: after its best discard in the discard phase
-    (from the discard_deadwood field), else of its ten-card hand."""
-    dd = obs_field(obs, "discard_deadwood")
-    discarding = dd.max(axis=1) > 0
-    out = np.rint(DEADWOOD_SCALE * (1.0 - dd.max(axis=1))).astype(np.float32)
-    rows = np.flatnonzero(~discarding)
-    if len(rows):
-        out[rows] = hand_deadwood(obs_field(obs[rows], "own_hand") > 0.5)
-    return out
-
-
 # --------------------------------------------------------------------- PPO update
 def ppo_loss(network: ActorCritic, mb: dict, args: Args):
     """Clipped PPO loss of one minibatch (dict of tensors: obs, masks, actions, logprobs,
@@ -640,7 +628,7 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     obs, masks, actions, players, episode = map(flat, (obs, masks, actions, players, episode))
     has_target = np.array([int(e) in ep_return for e in episode])
     points = np.array([ep_return[int(e)][p] if h else 0.0 for e, p, h in zip(episode, players, has_target)])
-    phi = -args.deadwood_shaping * args.reward_scale * best_deadwood(obs.astype(np.float32))
+    phi = potential(obs, args.deadwood_shaping, args.reward_scale)
     targets = (points * args.reward_scale - phi).astype(np.float32)
     if args.features != "raw":
         obs = np.concatenate([network_input(obs[i:i + 65536].astype(np.float32), args.features).astype(np.float16)
@@ -900,7 +888,7 @@ def main(argv: list[str] | None = None) -> dict:
                 action, logprob, value = network.sample(obs_t, mask_t)
                 a_np = action.cpu().numpy()
                 actions[envs] = a_np
-                phi = -args.deadwood_shaping * args.reward_scale * best_deadwood(next_obs[envs]) \
+                phi = potential(next_obs[envs], args.deadwood_shaping, args.reward_scale) \
                     if args.deadwood_shaping else 0.0
                 storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
                             logprob.cpu().numpy(), value.cpu().numpy(), phi)

@@ -4,11 +4,14 @@
     bot = agents.make("simple", seed=0)
     actions = bot.act(observations, action_masks)  # (B, OBS_SIZE), (B, 107) -> (B,) int64
 
-Specs for ``make``: ``random``, ``greedy``, ``simple``, ``expert`` and ``ppo:PATH`` (a checkpoint
-of the PPO trainer, loaded by ``agents.ppo.load_ppo_agent``).
+Importing this package registers the bundled bots with ``okgin_env.agent_specs`` (the one spec
+resolver every script and env uses): ``random``, ``greedy``, ``simple``, ``expert`` and
+``ppo:PATH`` (a checkpoint of the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
 """
 
 from __future__ import annotations
+
+from okgin_env.agent_specs import agent_name, make_agent, register_agent, registered_specs
 
 from .base import Agent
 from .expert import ExpertAgent
@@ -17,7 +20,21 @@ from .random_agent import RandomAgent
 from .simple import SimpleAgent
 
 BASELINES = {"random": RandomAgent, "greedy": GreedyAgent, "simple": SimpleAgent, "expert": ExpertAgent}
-SPECS = (*BASELINES, "ppo:PATH")  #: what ``make`` accepts
+
+
+def _load_ppo(path: str | None, seed: int | None) -> Agent:
+    if not path:
+        raise ValueError("agent spec 'ppo:PATH' needs a checkpoint path after 'ppo:', e.g. ppo:runs/x/best.pt")
+    from . import ppo  # lazy: torch is only imported when a PPO agent is asked for
+
+    return ppo.load_ppo_agent(path, seed=seed, device="cpu")
+
+
+for _name, _cls in BASELINES.items():
+    register_agent(_name, lambda arg, seed, cls=_cls: cls(seed=seed))
+register_agent("ppo", _load_ppo, usage="ppo:PATH")
+
+SPECS = registered_specs()  #: what ``make`` accepts (as written in messages)
 
 
 def make(spec: str, seed: int | None = None) -> Agent:
@@ -25,28 +42,8 @@ def make(spec: str, seed: int | None = None) -> Agent:
 
     Unknown specs raise ``ValueError`` listing the valid ones.
     """
-    if not isinstance(spec, str):
-        raise ValueError(f"agent spec must be a string, one of: {', '.join(SPECS)}; got {spec!r}")
-    name = spec.strip()
-    if name.lower() in BASELINES:
-        return BASELINES[name.lower()](seed=seed)
-    if name.lower().startswith("ppo:"):
-        path = name[len("ppo:"):].strip()
-        if not path:
-            raise ValueError("agent spec 'ppo:PATH' needs a checkpoint path after 'ppo:', e.g. ppo:runs/x/model.pt")
-        return _load_ppo(path, seed)
-    raise ValueError(f"unknown agent spec {spec!r}; valid specs: {', '.join(SPECS)}")
+    return make_agent(spec, seed=seed)
 
 
-def _load_ppo(path: str, seed: int | None) -> Agent:
-    try:
-        from . import ppo  # lazy: torch is only imported when a PPO agent is asked for
-    except ModuleNotFoundError as e:
-        if e.name == f"{__name__}.ppo":
-            raise ValueError(f"cannot load ppo:{path}: the PPO agent module agents/ppo.py "
-                             "(written by the trainer) is not installed yet") from None
-        raise
-    return ppo.load_ppo_agent(path, seed=seed, device="cpu")
-
-
-__all__ = ["Agent", "BASELINES", "SPECS", "make", "RandomAgent", "GreedyAgent", "SimpleAgent", "ExpertAgent"]
+__all__ = ["Agent", "BASELINES", "SPECS", "make", "agent_name", "RandomAgent", "GreedyAgent", "SimpleAgent",
+           "ExpertAgent"]

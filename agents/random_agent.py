@@ -1,22 +1,21 @@
-"""The random baseline: a uniformly random legal action."""
+"""The random baseline: a uniformly random legal action.
+
+The policy itself lives in ``okgin_env.agent_specs.RandomPolicy`` (the env resolves ``"random"``
+without importing the bots); this class adds the agents' input checks.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from okgin_env.core import random_legal_actions
+from okgin_env.agent_specs import RandomPolicy
 
 from .base import Agent, check_batch
 
 
-class RandomAgent(Agent):
+class RandomAgent(RandomPolicy, Agent):
     """Plays a legal action chosen uniformly at random (seeded generator)."""
 
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        _, mask = check_batch(observations, action_masks)
-        return random_legal_actions(mask, self.rng).astype(np.int64)
+        obs, mask = check_batch(observations, action_masks)
+        return RandomPolicy.act(self, obs, mask)

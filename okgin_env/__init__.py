@@ -1,21 +1,48 @@
-"""okgin: Oklahoma Gin as a batched numpy game, PettingZoo/Gymnasium environments on it."""
+"""okgin: Oklahoma Gin as a batched numpy game, PettingZoo/Gymnasium environments on it.
+
+The core (``VectorGame``, ``Rules``, cards, actions, observation layout) imports only numpy and
+numba. The environments are loaded on first use (``okgin_env.env``, ``okgin_env.SingleAgentEnv``,
+...), so core-only code never imports PettingZoo or torch. ``import okgin_env`` registers the
+Gymnasium ids (see ``okgin_env.registration``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from .agent_specs import RandomPolicy, make_agent, register_agent
 from .cards import card_pretty, card_text, format_cards, parse_card, parse_cards, parse_deck
 from .core import GameState, HandResult, Phase, StepOutput, VectorGame, random_legal_actions
 from .observation import OBS_FIELDS, OBS_SIZE, OBS_VERSION, obs_field
+from .registration import register_envs
 from .rules import Rules
+
+# name -> module that defines it, imported on first access (PEP 562)
+_LAZY = {
+    "env": "aec", "raw_env": "aec", "STATE_FIELDS": "aec", "STATE_SIZE": "aec",
+    "SingleAgentEnv": "single_agent",
+}
 
 __all__ = [
     "DRAW_STOCK", "KNOCK", "NUM_ACTIONS", "PASS", "TAKE_DISCARD", "action_text",
+    "RandomPolicy", "make_agent", "register_agent",
     "card_pretty", "card_text", "format_cards", "parse_card", "parse_cards", "parse_deck",
     "GameState", "HandResult", "Phase", "StepOutput", "VectorGame", "random_legal_actions",
-    "OBS_FIELDS", "OBS_SIZE", "OBS_VERSION", "obs_field", "Rules",
+    "OBS_FIELDS", "OBS_SIZE", "OBS_VERSION", "obs_field", "Rules", "register_envs", *_LAZY,
 ]
 
-# Environments (env helper): PettingZoo AEC, Gymnasium single-agent, registration.
-from . import registration  # noqa: E402  registers okgin/OklahomaGin-v0 with Gymnasium and PettingZoo
-from .aec import STATE_FIELDS, STATE_SIZE, env, raw_env  # noqa: E402
-from .single_agent import SingleAgentEnv  # noqa: E402
+register_envs()
 
-__all__ += ["env", "raw_env", "SingleAgentEnv", "STATE_FIELDS", "STATE_SIZE"]
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

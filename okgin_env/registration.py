@@ -1,27 +1,32 @@
 """Registration with Gymnasium and PettingZoo (run on ``import okgin_env``).
 
 * ``gymnasium.make("okgin/OklahomaGin-v0", opponent="random", **options)``: ``SingleAgentEnv``.
-* ``pettingzoo.make("aec", "okgin/OklahomaGin-v0", **options)``: the wrapped AEC env
-  (PettingZoo >= 1.27 has a registry; older versions are skipped).
+* ``pettingzoo.make("aec", "okgin/OklahomaGin-v0", **options)``: the wrapped AEC env. PettingZoo
+  is not imported just to register: the id is added when ``okgin_env.aec`` is imported (any use of
+  ``okgin_env.env``), or at ``import okgin_env`` if PettingZoo is already imported; call
+  ``okgin_env.register_envs(pettingzoo=True)`` to force it.
 """
 
 from __future__ import annotations
 
+import sys
+
 ENV_ID = "okgin/OklahomaGin-v0"
 
 
-def register_envs() -> None:
-    """Register ``ENV_ID`` once in each registry that exists (idempotent)."""
+def register_envs(pettingzoo: bool | None = None) -> None:
+    """Register ``ENV_ID`` once in each registry (idempotent).
+
+    ``pettingzoo=None`` registers with PettingZoo only if it is already imported.
+    """
     import gymnasium
 
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="okgin_env.single_agent:SingleAgentEnv")
-    try:
+    if pettingzoo is None:
+        pettingzoo = "pettingzoo" in sys.modules
+    if pettingzoo:
         from pettingzoo import aec_registry, register
-    except ImportError:  # PettingZoo before 1.27: no registry
-        return
-    if ENV_ID not in aec_registry:
-        register("aec", ENV_ID, entry_point="okgin_env.aec:env")
 
-
-register_envs()
+        if ENV_ID not in aec_registry:
+            register("aec", ENV_ID, entry_point="okgin_env.aec:env")

@@ -12,8 +12,9 @@ The learner plays one seat (player id ``seat``: 0, 1, or "random" = drawn at eve
 the opponent plays the other inside ``step``, so every ``step`` returns at the learner's next
 decision (or the episode's end). The opponent is an agent object with the batched
 ``act(observations (B, OBS_SIZE), action_masks (B, 107)) -> (B,)`` surface, or a spec string
-resolved by ``agents.make(spec, seed=...)`` ("random", "greedy", "simple", "expert",
-"ppo:PATH"); "random" has a local fallback when the ``agents`` package is missing.
+resolved by ``okgin_env.agent_specs.make_agent`` ("random", "greedy", "simple", "expert",
+"ppo:PATH", or a user's "module:Attr"); "random" is built in, the other bots are found through
+the ``agents`` package's registration without this module importing it.
 
 Options, rewards and ``info["hand_result"]`` are those of the AEC env (``okgin_env.aec``):
 every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``; rewards are the learner's.
@@ -43,37 +44,14 @@ import numpy as np
 from gymnasium import spaces
 
 from .actions import NUM_ACTIONS, check_action, legal_listing
-from .aec import EnvConfig, observation_box, parse_reset_options
-from .core import StepOutput, VectorGame, random_legal_actions
+from .agent_specs import resolve_agent
+from .core import StepOutput, VectorGame
+from .options import EnvConfig, observation_box, parse_reset_options
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
 
 SEATS = (0, 1, "random")
 MAX_RESET_TRIES = 100  #: re-deals when the opponent ends episodes before the learner can act
-
-
-class _LocalRandomAgent:
-    """Uniform random legal actions (used only when the ``agents`` package is unavailable)."""
-
-    name = "random"
-
-    def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return random_legal_actions(np.asarray(action_masks, bool), self.rng).astype(np.int64)
-
-
-def make_opponent(spec: str, seed: int | None = None):
-    """An opponent from a spec string, via ``agents.make`` (local fallback for "random")."""
-    try:
-        from agents import make
-    except ImportError:
-        if spec.strip().lower() == "random":
-            return _LocalRandomAgent(seed)
-        raise ValueError(f"opponent spec {spec!r} needs the agents package (agents.make), which is not "
-                         "importable; only 'random' works without it") from None
-    return make(spec, seed=seed)
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -92,15 +70,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.rules = self.config.rules
         self.game = VectorGame(1, self.rules, episode=self.config.episode)
         self.seat_option = seat
-        if isinstance(opponent, str):
-            self.opponent_spec: str | None = opponent
-            self.opponent = make_opponent(opponent)
-        elif callable(getattr(opponent, "act", None)):
-            self.opponent_spec = None
-            self.opponent = opponent
-        else:
-            raise ValueError(f"opponent must be an agent spec string (e.g. 'random') or an object with "
-                             f"act(observations, action_masks), got {opponent!r}")
+        self.opponent_spec: str | None = opponent if isinstance(opponent, str) else None
+        self.opponent, self.opponent_name = resolve_agent(opponent, what="opponent")
         self.observation_space = observation_box(self.rules)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._points = self.config.reward == "points"
@@ -197,7 +168,7 @@ class SingleAgentEnv(gymnasium.Env):
         while int(out.current_player[0]) == opp:
             a = int(np.asarray(self.opponent.act(out.observation, out.legal_action_mask))[0])
             if not (0 <= a < NUM_ACTIONS and out.legal_action_mask[0, a]):
-                raise ValueError(f"the opponent {getattr(self.opponent, 'name', self.opponent)!r} chose the illegal "
+                raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal "
                                  f"action {a}; legal: {legal_listing(out.legal_action_mask[0])}")
             if self.render_mode is not None:
                 self._last_actions[opp] = record_action(self.game.state, 0, a)

@@ -1,0 +1,163 @@
+"""Agent specs: one way to name a player, resolved without the env depending on the bots.
+
+An *agent* is any object with the batched ``act(observations (B, OBS_SIZE), action_masks (B, 107))
+-> (B,) int64`` surface. A *spec* names one:
+
+* ``"random"``: uniformly random legal actions (:class:`RandomPolicy`, built in here because it
+  needs nothing but the mask);
+* ``"NAME"`` or ``"NAME:ARG"``: an agent registered with :func:`register_agent` (the bundled bots
+  ``greedy``, ``simple``, ``expert``, ``ppo:PATH``, ``search[:K]`` are registered by the
+  ``agents`` package);
+* ``"module.path:Attr"``: a user's class or factory, imported and called as ``Attr(seed=seed)``.
+
+Layering: ``okgin_env`` never imports ``agents``. Names it does not know are looked up in the
+``okgin.agents`` entry-point group (``pyproject.toml`` points it at the ``agents`` package, whose
+import registers the bundled bots); any installed package can add agents the same way. A
+registered name wins over a module of the same name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+ENTRY_POINT_GROUP = "okgin.agents"
+
+
+class RandomPolicy:
+    """Uniformly random legal actions from a seeded generator (the ``"random"`` agent)."""
+
+    name = "random"
+
+    def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        from .core import random_legal_actions  # numba kernels load with the core, not with this module
+
+        mask = np.asarray(action_masks, bool)
+        if mask.ndim == 1:
+            return random_legal_actions(mask[None], self.rng)[0]
+        return random_legal_actions(mask, self.rng)
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """How a registered name is built: ``factory(arg, seed)``; ``arg`` is the text after ``NAME:``."""
+
+    factory: Callable[[str | None, int | None], Any]
+    usage: str  #: how the spec is written, e.g. "ppo:PATH" or "search[:K]"
+    needs_arg: bool = False
+
+
+_REGISTRY: dict[str, AgentEntry] = {
+    "random": AgentEntry(lambda arg, seed: RandomPolicy(seed), "random"),
+}
+_ENTRY_POINTS_LOADED = False
+
+
+def register_agent(name: str, factory: Callable[[str | None, int | None], Any], usage: str | None = None,
+                   needs_arg: bool = False) -> None:
+    """Make ``name`` (and ``name:ARG``) a spec: ``factory(arg, seed)`` returns the agent.
+
+    Registering a name again replaces it (a package may override a bundled bot).
+    """
+    key = name.strip().lower()
+    if not key or ":" in key:
+        raise ValueError(f"agent name must be a non-empty word without ':', got {name!r}")
+    _REGISTRY[key] = AgentEntry(factory, usage or name, needs_arg)
+
+
+def _load_entry_points() -> None:
+    """Import every package that registers agents through the ``okgin.agents`` entry points (once)."""
+    global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    _ENTRY_POINTS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+
+
+def registered_specs() -> tuple[str, ...]:
+    """How each known spec is written (after loading the entry points), plus the plug-in form."""
+    _load_entry_points()
+    return (*(e.usage for e in _REGISTRY.values()), "module:Attr")
+
+
+def _lookup(name: str) -> AgentEntry | None:
+    key = name.strip().lower()
+    if key not in _REGISTRY:
+        _load_entry_points()
+    return _REGISTRY.get(key)
+
+
+def make_agent(spec: str, seed: int | None = None) -> Any:
+    """The agent a spec names (see the module docstring); ``seed`` seeds randomised agents.
+
+    A bad spec raises ``ValueError`` in one line: what was wrong and which specs are valid.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, one of: {', '.join(registered_specs())}; "
+                         f"got {spec!r}")
+    text = spec.strip()
+    head, sep, arg = text.partition(":")
+    entry = _lookup(head)
+    if entry is not None:
+        arg = arg.strip() if sep else None
+        if entry.needs_arg and not arg:
+            raise ValueError(f"agent spec {entry.usage!r} needs a value after '{head}:' (got {spec!r})")
+        agent = entry.factory(arg or None, seed)
+    elif sep:
+        agent = _plugin(text, head.strip(), arg.strip(), seed)
+    else:
+        raise ValueError(f"unknown agent spec {spec!r}; valid specs: {', '.join(registered_specs())}")
+    if not callable(getattr(agent, "act", None)):
+        raise ValueError(f"agent spec {spec!r} gave {agent!r}, which has no act(observations, action_masks) method")
+    return agent
+
+
+def _plugin(spec: str, module_name: str, attr: str, seed: int | None) -> Any:
+    """``module:Attr`` -> ``Attr(seed=seed)`` (Attr may be dotted: ``module:Class.factory``)."""
+    if not module_name or not attr:
+        raise ValueError(f"agent spec {spec!r}: a plug-in agent is written 'module:Attr' "
+                         f"(e.g. mybots:MyBot); valid specs: {', '.join(registered_specs())}")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"agent spec {spec!r}: cannot import module {module_name!r} ({e}); "
+                         f"it is neither a registered agent ({', '.join(registered_specs()[:-1])}) "
+                         "nor an importable module") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"agent spec {spec!r}: {getattr(obj, '__name__', obj)!s} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"agent spec {spec!r}: {attr} is not a class or factory (it is {type(obj).__name__})")
+    try:
+        return obj(seed=seed)
+    except TypeError as e:
+        raise ValueError(f"agent spec {spec!r}: {attr}(seed=...) failed ({e}); a plug-in agent's class or "
+                         "factory must take a seed keyword argument") from None
+
+
+def agent_name(agent: Any, spec: str | None = None) -> str:
+    """A display name: the agent's own ``name`` if it has one, else the spec, else its class name."""
+    name = getattr(agent, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return spec.strip() if isinstance(spec, str) and spec.strip() else type(agent).__name__
+
+
+def resolve_agent(agent: Any, seed: int | None = None, what: str = "agent") -> tuple[Any, str]:
+    """An agent object or spec -> (agent, display name); anything else is a clear ``ValueError``."""
+    if isinstance(agent, str):
+        return make_agent(agent, seed=seed), agent.strip()
+    if callable(getattr(agent, "act", None)):
+        return agent, agent_name(agent)
+    raise ValueError(f"{what} must be an agent spec string (one of {', '.join(registered_specs())}) or an object "
+                     f"with act(observations, action_masks), got {agent!r}")

@@ -1,0 +1,136 @@
+"""Environment options and spaces shared by every okgin environment (no PettingZoo here).
+
+``EnvConfig.from_options`` splits keyword options into ``Rules`` and env options and rejects
+unknown names; ``parse_reset_options`` validates ``reset(options={"deck", "dealer"})``;
+``observation_box`` is the observation space.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+from gymnasium import spaces
+
+from .cards import parse_deck
+from .core import EPISODES, GAME_BONUS, LINE_BONUS
+from .observation import OBS_FIELDS, OBS_SIZE
+from .rules import Rules
+from .shaping import check_coef
+
+REWARD_MODES = ("points", "win")
+DEFAULT_REWARD_SCALE = 0.02  #: "points" rewards are points x this (a 50-point gin gives 1.0)
+ILLEGAL_ACTION_MODES = ("terminate", "raise")  #: see EnvConfig.illegal_action
+ILLEGAL_REWARD = -1.0  #: the learner's reward when an illegal action ends its episode ("terminate")
+OBS_FORMATS = ("vector", "dict")  #: see EnvConfig.obs_format
+ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "rules")
+LEARNER_OPTION_NAMES = ("illegal_action", "obs_format")  #: options of the single-agent and vector envs only
+RESET_OPTION_NAMES = ("deck", "dealer")
+MAX_DEADWOOD = 100  #: ten cards of 10 points
+
+
+# --------------------------------------------------------------------------- options
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """Rules and environment options shared by the AEC and the single-agent environment."""
+
+    rules: Rules
+    episode: str = "hand"
+    reward: str = "points"
+    reward_scale: float = DEFAULT_REWARD_SCALE
+    deadwood_shaping: float = 0.0  #: coefficient of okgin_env.shaping's potential (0: off)
+    illegal_action: str = "terminate"  #: "terminate": the episode ends, reward ILLEGAL_REWARD; "raise": ValueError
+    obs_format: str = "vector"  #: "vector": the observation Box; "dict": Dict(observation, action_mask)
+
+    @staticmethod
+    def option_names(learner: bool = True) -> list[str]:
+        """Valid keyword options; ``learner=False`` leaves out the learner-env-only ones (AEC env)."""
+        return Rules.option_names() + list(ENV_OPTION_NAMES) + (list(LEARNER_OPTION_NAMES) if learner else [])
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any], learner: bool = True) -> "EnvConfig":
+        """Split keyword options into rules and env options; unknown names raise ``ValueError``."""
+        valid = cls.option_names(learner)
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(valid)}")
+        rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
+        rules = options.get("rules")
+        if rules is not None:
+            if not isinstance(rules, Rules):
+                raise ValueError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+            if rule_opts:
+                raise ValueError(f"give either rules=Rules(...) or rule options ({', '.join(rule_opts)}), not both")
+        else:
+            rules = Rules.from_dict(rule_opts)
+        episode = options.get("episode", "hand")
+        if episode not in EPISODES:
+            raise ValueError(f"invalid option episode={episode!r}: allowed is {' | '.join(map(repr, EPISODES))}")
+        reward = options.get("reward", "points")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"invalid option reward={reward!r}: allowed is {' | '.join(map(repr, REWARD_MODES))}")
+        scale = options.get("reward_scale", DEFAULT_REWARD_SCALE)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"invalid option reward_scale={scale!r}: allowed is a finite number > 0")
+        shaping = check_coef(options.get("deadwood_shaping", 0.0))
+        illegal = options.get("illegal_action", "terminate")
+        if illegal not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"invalid option illegal_action={illegal!r}: allowed is "
+                             f"{' | '.join(map(repr, ILLEGAL_ACTION_MODES))}")
+        obs_format = options.get("obs_format", "vector")
+        if obs_format not in OBS_FORMATS:
+            raise ValueError(f"invalid option obs_format={obs_format!r}: allowed is {' | '.join(map(repr, OBS_FORMATS))}")
+        return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format)
+
+
+def parse_reset_options(options: Mapping[str, Any] | None) -> tuple[np.ndarray | None, int | None]:
+    """(deck, dealer) from ``reset(options={"deck": ..., "dealer": ...})``, validated."""
+    if not options:
+        return None, None
+    unknown = sorted(set(options) - set(RESET_OPTION_NAMES))
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}; "
+                      f"known: {', '.join(RESET_OPTION_NAMES)}", stacklevel=3)
+    deck = options.get("deck")
+    if deck is not None:
+        try:
+            deck = parse_deck(deck)
+        except ValueError as e:
+            raise ValueError(f"reset option 'deck': {e}") from None
+    dealer = options.get("dealer")
+    if dealer is not None:
+        if isinstance(dealer, (bool, np.bool_)) or not isinstance(dealer, (int, np.integer)) or dealer not in (0, 1):
+            raise ValueError(f"reset option 'dealer' must be 0 or 1 (the player id who deals), got {dealer!r}")
+        dealer = int(dealer)
+    return deck, dealer
+
+
+# ---------------------------------------------------------------------------- spaces
+
+def score_bound(rules: Rules) -> float:
+    """An upper bound on a total score / target (the observation's and state's score fields).
+
+    Before the last hand both totals are below the target; the last hand adds at most
+    max(100 + gin bonus, 10 + undercut bonus), doubled with ``spade_double``. Game bonuses add
+    100 and 25 per hand won and may double: a hand won scores >= 1 point when both bonuses
+    are >= 1 (so at most 2 x target hands are won); otherwise 1000 hands are assumed.
+    """
+    hand = max(MAX_DEADWOOD + rules.gin_bonus, 10 + rules.undercut_bonus) * (2 if rules.spade_double else 1)
+    total = rules.target_score + hand
+    if rules.game_bonuses:
+        hands = 2 * rules.target_score if min(rules.gin_bonus, rules.undercut_bonus) >= 1 else 1000
+        total = 2 * (total + GAME_BONUS + LINE_BONUS * hands)
+    return max(1.0, total / rules.target_score)
+
+
+def observation_box(rules: Rules) -> spaces.Box:
+    """Box of the observation vector: [0, 1] except the score fields (see ``score_bound``)."""
+    high = np.ones(OBS_SIZE, np.float32)
+    sc = OBS_FIELDS["scores"]
+    high[sc.start:sc.start + 2] = score_bound(rules)
+    high[sc.start + 2] = max(1.0, rules.target_score / 100.0)
+    return spaces.Box(low=0.0, high=high, shape=(OBS_SIZE,), dtype=np.float32)
