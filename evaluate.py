@@ -61,7 +61,7 @@ RATING_PRIOR = 0.5  #: virtual wins (and as many losses) per pair in the rating 
 
 @dataclass
 class MatchResult:
-    """Hands between agent A and agent B (CORE_API.md contract for the trainer)."""
+    """Hands between agent A and agent B (the trainer's evaluation calls this too; docs/evaluation.md)."""
 
     agent_a: str
     agent_b: str

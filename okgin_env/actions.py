@@ -1,4 +1,4 @@
-"""Action encoding (RULES.md, "Action encoding"; fixed: tools, tests and checkpoints depend on it).
+"""Action encoding (docs/RULES.md, "Action encoding"; fixed: tools, tests and checkpoints depend on it).
 
 ==========  ==========================================================
 0-51        discard card ``a``

@@ -9,7 +9,7 @@ State               ``state()``: ``Box(float32, (STATE_SIZE,))``, both hands and
 Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human"]``, ``is_parallelizable=False``
 ==================  ==========================================================================
 
-The rules are those of ``RULES.md`` and live in ``okgin_env.core``: this module only
+The rules are those of ``docs/RULES.md`` and live in ``okgin_env.core``: this module only
 translates ``VectorGame(1, ...)`` into the AEC protocol.
 
 Options (keyword arguments of ``env``/``raw_env``): every ``Rules`` option (``knock_limit``,
@@ -49,7 +49,7 @@ it stays until that agent's next ``step``.
 
 ### Reset options
 
-``reset(seed=..., options={"deck": [...], "dealer": d})`` replays a deal (``RULES.md``,
+``reset(seed=..., options={"deck": [...], "dealer": d})`` replays a deal (``docs/RULES.md``,
 "Replaying a deal"): 52 card indices or card texts, ``deck[0]`` to the non-dealer; ``dealer``
 0 or 1. In game episodes they apply to the first hand.
 

@@ -1,4 +1,4 @@
-"""Cards: canonical index, text, points and display form (see ``RULES.md``, "Cards").
+"""Cards: canonical index, text, points and display form (see ``docs/RULES.md``, "Cards").
 
 ``index = suit * 13 + rank``; rank 0 = ace ... 12 = king; suits spades 0, hearts 1,
 diamonds 2, clubs 3. Canonical text is rank char + suit char: ``"As"``, ``"Th"``, ``"Kc"``.
@@ -56,7 +56,7 @@ def card_pretty(card: int) -> str:
 
 
 def parse_card(text: str) -> int:
-    """Card index from text: 'As', 'Th', also 'TH' and '10h' (RULES.md). Anything else is a ValueError."""
+    """Card index from text: 'As', 'Th', also 'TH' and '10h' (docs/RULES.md). Anything else is a ValueError."""
     if not isinstance(text, str):
         raise ValueError(f"card text must be a string like 'As' or 'Th', got {text!r}")
     t = text.strip()

@@ -1,6 +1,6 @@
 """Oklahoma Gin as a batched numpy game: N independent games stepped by one call.
 
-This module is the rule book in code (``RULES.md`` is the binding text). In short:
+This module is the rule book in code (``docs/RULES.md`` is the binding text). In short:
 
 * Deal: ten cards each, alternately, non-dealer first; the 21st card is the upcard and sets
   the knock limit (A -> 0, 2-9 -> face value, T-K -> 10) unless ``Rules.knock_limit`` fixes it.
@@ -504,7 +504,7 @@ class VectorGame:
 
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
               dealers: int | Sequence[int] | np.ndarray | None = None) -> StepOutput:
-        """Start new episodes in all games; ``decks``/``dealers`` replay given deals (RULES.md)."""
+        """Start new episodes in all games; ``decks``/``dealers`` replay given deals (docs/RULES.md, "Replaying a deal")."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         d = None if decks is None else self._check_decks(decks)

@@ -1,4 +1,4 @@
-"""Melds, deadwood and the showdown, batched (RULES.md, "Melds and deadwood", "Showdown").
+"""Melds, deadwood and the showdown, batched (docs/RULES.md, "Melds and deadwood", "Showdown").
 
 How the search works: a hand is four 13-bit suit masks. Only ranks holding >= 3 cards
 can form sets, so we enumerate the set choices for those ranks alone (none / all of them /
@@ -548,7 +548,7 @@ def best_melds(hands: np.ndarray) -> np.ndarray:
 
 
 def showdown(knocker: np.ndarray, defender: np.ndarray) -> Showdown:
-    """Score showdowns of 10-card knocker hands against defender hands (RULES.md, "Showdown")."""
+    """Score showdowns of 10-card knocker hands against defender hands (docs/RULES.md, "Showdown")."""
     k, d = _as_hands(knocker), _as_hands(defender)
     if k.shape != d.shape:
         raise ValueError(f"knocker and defender hands must have the same shape, got {k.shape} and {d.shape}")

@@ -1,4 +1,4 @@
-"""A slow, obvious reference implementation of one game of Oklahoma Gin (``RULES.md``).
+"""A slow, obvious reference implementation of one game of Oklahoma Gin (``docs/RULES.md``).
 
 This module exists to check the fast engine (``okgin_env.core`` and the numba meld
 kernels in ``okgin_env.melds``) against something that is *obviously* right. It is
@@ -18,12 +18,12 @@ Public interface
     Minimal deadwood of any number of cards.
 ``reference_showdown(knocker_cards, defender_cards) -> (K, D)``
     Knocker's deadwood and the defender's deadwood after lay-offs (none on gin),
-    with the knocker tie-break of RULES.md.
+    with the knocker tie-break of docs/RULES.md.
 ``ReferenceGame(rules, deck, dealer, episode="hand", next_deck=None)``
     One episode (a hand or a whole game), driven by ``step(action)`` with the
-    action ids of RULES.md, exposing ``current_player``, ``phase``,
+    action ids of docs/RULES.md, exposing ``current_player``, ``phase``,
     ``legal_actions()``, ``hands``, ``scores``, ``over``, ``truncated``,
-    ``last_result`` and the public-knowledge sets of CORE_API's observation.
+    ``last_result`` and the public-knowledge sets of the observation (``okgin_env.observation``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from .rules import Rules
 
 
 class Phase(IntEnum):
-    """Phases, numbered as ``okgin_env.core.Phase`` (CORE_API.md).
+    """Phases, numbered as ``okgin_env.core.Phase``.
 
     Defined again here to keep the reference independent of the engine.
     """
@@ -255,7 +255,7 @@ def defender_deadwood(knocker_melds: Sequence[frozenset[int]], defender_cards: I
 
 
 def showdown_details(knocker_cards: Iterable[int], defender_cards: Iterable[int]):
-    """(K, D, knocker_melds) of the showdown, per RULES.md "Showdown".
+    """(K, D, knocker_melds) of the showdown, per docs/RULES.md "Showdown".
 
     K is the knocker's minimal deadwood. On gin (K = 0) the defender only lays out
     their own melds. Otherwise, among the knocker's minimal arrangements, the one
@@ -298,7 +298,7 @@ def hand_points(k: int, d: int, gin_bonus: int, undercut_bonus: int) -> tuple[bo
 class ReferenceGame:
     """One episode of Oklahoma Gin, played by explicit actions, with obvious bookkeeping.
 
-    ``deck``/``dealer`` set the first hand (RULES.md "Replaying a deal"). In game
+    ``deck``/``dealer`` set the first hand (docs/RULES.md "Replaying a deal"). In game
     episodes every later hand is dealt from ``next_deck()`` (by default a shuffle from
     ``random.Random(seed)``).
     """
@@ -554,7 +554,7 @@ class ReferenceGame:
             next_dealer = 1 - self.dealer
         self._deal(self.next_deck(), next_dealer)
 
-    # ---- observation (CORE_API.md "observation") -----------------------------------------
+    # ---- observation (okgin_env/observation.py) ------------------------------------------
     def observation_fields(self, player: int) -> dict[str, np.ndarray]:
         """The observation of ``player`` as named float32 fields (layout of observation.py).
 

@@ -1,4 +1,4 @@
-"""Rule options of Oklahoma Gin (see ``RULES.md``, "Option values").
+"""Rule options of Oklahoma Gin (see ``docs/RULES.md``, "Option values").
 
 The defaults together are Oklahoma Gin; ``Rules(knock_limit=10)`` is classic Gin Rummy.
 """
@@ -14,7 +14,7 @@ NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
 
 @dataclass(frozen=True)
 class Rules:
-    """Every rule option of RULES.md with its default. Invalid values raise ``ValueError``."""
+    """Every rule option of docs/RULES.md with its default. Invalid values raise ``ValueError``."""
 
     knock_limit: str | int = "upcard"
     """"upcard" (the first upcard's knock value: A -> 0, 2-9 -> face, T-K -> 10) or a fixed int 0-10."""

@@ -3,7 +3,7 @@ against ``VectorGame``, rewards, infos, ``state()`` and error messages.
 
 Scripted hands reuse the worked examples of ``test_rules.py``: the non-dealer holds
 A-2-3s 4-5-6h 9-9-9 with 5h/2d/Kc variations and the dealer holds junk, so the numbers in the
-comments can be checked by hand against RULES.md.
+comments can be checked by hand against docs/RULES.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Melds, deadwood and the showdown (RULES.md "Cards", "Melds and deadwood", "Showdown"),
+"""Melds, deadwood and the showdown (docs/RULES.md "Cards", "Melds and deadwood", "Showdown"),
 plus the card text helpers and rule-option validation.
 
-Every expected number below was worked out by hand from RULES.md; the comment next to
+Every expected number below was worked out by hand from docs/RULES.md; the comment next to
 each row shows the arrangement. A small brute-force oracle written here (independent of
 ``okgin_env.melds`` and ``okgin_env.reference``) cross-checks the numba kernels on
 random hands.
@@ -47,7 +47,7 @@ def cards(text: str) -> set[int]:
 
 
 # ---------------------------------------------------------------------------
-# A brute-force oracle, written from RULES.md only (slow, obvious).
+# A brute-force oracle, written from docs/RULES.md only (slow, obvious).
 # ---------------------------------------------------------------------------
 def _candidate_melds(hand: list[int]) -> list[frozenset[int]]:
     """Every set (3 or 4 of a rank) and every run (3+ consecutive of a suit; ace low)."""
@@ -133,7 +133,7 @@ def _best_layoff(leftover: list[int], kmelds: list[frozenset[int]]) -> int:
 
 
 def oracle_showdown(knocker, defender) -> tuple[int, int]:
-    """(K, D) per RULES.md "Showdown", knocker tie-break included."""
+    """(K, D) per docs/RULES.md "Showdown", knocker tie-break included."""
     arrs = oracle_arrangements(knocker)
     k = min(d for _, d in arrs)
     if k == 0:
@@ -422,7 +422,7 @@ def test_parse_card_rejects_bad_text(bad):
 
 @pytest.mark.parametrize("bad", ["as", "th", "kc", "jD"])
 def test_parse_card_rejects_lowercase_rank(bad):
-    # RULES.md "Cards": rank chars are A23456789TJQK; parsers "may also accept upper-case
+    # docs/RULES.md "Cards": rank chars are A23456789TJQK; parsers "may also accept upper-case
     # suits and 10 for T; anything else is an error" -- a lower-case rank letter is not allowed.
     with pytest.raises(ValueError):
         parse_card(bad)

@@ -152,7 +152,7 @@ def test_no_layoffs_on_gin() -> None:
 def test_knocker_tie_break_leaves_defender_the_most() -> None:
     # The knocker's 3-4-5 of spades, hearts and diamonds are three runs or three sets
     # (both leave Ad: K=1). Against three sets the defender lays off 3c (leaving 6s);
-    # against three runs they lay off 6s (leaving 3c). RULES.md: the knocker uses the
+    # against three runs they lay off 6s (leaving 3c). docs/RULES.md: the knocker uses the
     # arrangement that leaves the defender the most: the sets.
     knocker = C("3s 4s 5s 3h 4h 5h 3d 4d 5d Ad")
     defender = C("3c 6s Kh Kc Qd Qc 9s 9h Jh Jd")
@@ -172,7 +172,7 @@ def test_knocker_tie_break_other_way() -> None:
 # game flow on scripted deals
 # ---------------------------------------------------------------------------------------
 def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    """Deck order of RULES.md: alternate from the non-dealer, upcard, then the stock."""
+    """Deck order of docs/RULES.md: alternate from the non-dealer, upcard, then the stock."""
     deck: list[int] = []
     for a, b in zip(C(nondealer), C(dealer), strict=True):
         deck += [a, b]

@@ -1,7 +1,7 @@
 """Text rendering: a player's view and hand results, on the worked examples of test_rules.py.
 
 The knocker's hand in most examples is A-2-3s 4-5-6h 9-9-9 Kc (``KNOCKER``); the scores
-in the expected score lines follow RULES.md ("Showdown").
+in the expected score lines follow docs/RULES.md ("Showdown").
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Worked examples, one (or a table of rows) for every rule of RULES.md.
+"""Worked examples, one (or a table of rows) for every rule of docs/RULES.md.
 
 Each test deals a hand-built deck (``make_deck``: non-dealer's ten, dealer's ten, the
 upcard, the first stock cards; the rest of the deck is filled with the unused cards in
 index order), plays scripted actions on ``VectorGame(1, ...)`` and asserts the outcome.
-Every expected number was worked out by hand from RULES.md; the arithmetic is in the
+Every expected number was worked out by hand from docs/RULES.md; the arithmetic is in the
 comments.
 
 Player ids are agent ids: ``dealer_id`` says which of 0/1 deals; the other one is the
