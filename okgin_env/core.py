@@ -258,11 +258,11 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
 
 
 @njit(cache=True)
-def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
+def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
                  s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
                  s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
                  rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
-    """Apply one action in every unfinished game (the action is legal: checked by the caller).
+    """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
     flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's episode
     ended (terminated, truncated), repeated in flags while it stays finished.
@@ -275,7 +275,7 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
     kd = np.empty(2, np.int64)
     deals = 0
     for i in range(actions.shape[0]):
-        if s_done[i]:
+        if s_done[i] or not move[i]:  # ended[i] is all False while the episode runs
             flags[i, 0] = ended[i, 0]
             flags[i, 1] = ended[i, 1]
             continue
@@ -456,6 +456,10 @@ class VectorGame:
     ``autoreset=True`` a finished game is dealt anew inside the same ``step`` call: that call's
     flags, rewards and result describe the ending, its observation, mask and current player the
     new game.
+
+    ``step(actions, games=...)`` moves only the selected games and ``reset(games=...)`` deals
+    new episodes only in them; the others keep their state (an env that lets two players move
+    in different games at once, e.g. a learner against a batched opponent, needs both).
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, episode: str = "hand",
@@ -479,6 +483,7 @@ class VectorGame:
         self.state.current_player[:] = -1
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
         self._all = np.arange(self.num_games)
+        self._move_all = np.ones(self.num_games, bool)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
 
@@ -503,26 +508,43 @@ class VectorGame:
         self._deal(idx, decks, dealers)
 
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
-              dealers: int | Sequence[int] | np.ndarray | None = None) -> StepOutput:
-        """Start new episodes in all games; ``decks``/``dealers`` replay given deals (RULES.md)."""
+              dealers: int | Sequence[int] | np.ndarray | None = None,
+              games: Sequence[int] | np.ndarray | None = None) -> StepOutput:
+        """Start new episodes in all games, or only in ``games`` (a (N,) bool mask or game indices;
+        the others keep their state); ``decks``/``dealers`` replay given deals (RULES.md): one
+        for all, or one per game reset."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        d = None if decks is None else self._check_decks(decks)
+        idx = self._all if games is None else np.flatnonzero(self._selection(games))
+        d = None if decks is None else self._check_decks(decks, len(idx))
         if dealers is None:
-            dl = self.rng.integers(0, 2, self.num_games)  # drawn even with decks, so seeds line up
+            dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
         else:
-            dl = self._check_dealers(dealers)
-        self._new_games(self._all, d, dl)
+            dl = self._check_dealers(dealers, len(idx))
+        self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool))
 
-    def _check_decks(self, decks: Sequence | np.ndarray) -> np.ndarray:
+    def _selection(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
+        """(N,) bool mask of the selected games from a bool mask or an index list."""
+        arr = np.asarray(games)
+        if arr.dtype == bool and arr.shape == (self.num_games,):
+            return arr
+        if arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu") and \
+                ((arr >= 0) & (arr < self.num_games)).all():
+            sel = np.zeros(self.num_games, bool)
+            sel[arr] = True
+            return sel
+        raise ValueError(f"games must be a ({self.num_games},) bool mask or indices 0-{self.num_games - 1}; "
+                         f"got {games!r}")
+
+    def _check_decks(self, decks: Sequence | np.ndarray, n: int) -> np.ndarray:
         arr = np.asarray(decks, dtype=object) if not isinstance(decks, np.ndarray) else decks
         if arr.ndim == 1:
             arr = arr[None]
-        if arr.ndim != 2 or arr.shape[0] not in (1, self.num_games):
-            raise ValueError(f"decks must be one 52-card deck or one per game ({self.num_games}); got shape {np.shape(decks)}")
+        if arr.ndim != 2 or arr.shape[0] not in (1, n):
+            raise ValueError(f"decks must be one 52-card deck or one per game ({n}); got shape {np.shape(decks)}")
         if arr.dtype.kind in "iu":
             ok = arr.shape[1] == NUM_CARDS and arr.min() >= 0 and arr.max() < NUM_CARDS
             if ok and (np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all():
@@ -531,7 +553,7 @@ class VectorGame:
                 out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
         else:
             out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
-        return np.broadcast_to(out, (self.num_games, NUM_CARDS)).copy()
+        return np.broadcast_to(out, (n, NUM_CARDS)).copy()
 
     @staticmethod
     def _parse_one(row, b: int) -> np.ndarray:
@@ -540,23 +562,29 @@ class VectorGame:
         except ValueError as e:
             raise ValueError(f"deck of game {b}: {e}") from None
 
-    def _check_dealers(self, dealers) -> np.ndarray:
+    def _check_dealers(self, dealers, n: int) -> np.ndarray:
         arr = np.asarray(dealers)
         if arr.ndim == 0:
-            arr = np.full(self.num_games, arr)
-        if arr.shape != (self.num_games,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
-            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {self.num_games}); got {dealers!r}")
+            arr = np.full(n, arr)
+        if arr.shape != (n,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {n}); got {dealers!r}")
         return arr.astype(np.int8)
 
     # --------------------------------------------------------------------- step
-    def step(self, actions: Sequence[int] | np.ndarray) -> StepOutput:
-        """Apply one action per game (ignored in finished games) and return the new view."""
+    def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None) -> StepOutput:
+        """Apply one action per game (ignored in finished games) and return the new view.
+
+        With ``games`` (a (N,) bool mask or game indices) only those games move: the others keep
+        their state and get zero rewards, no flags (unless their episode ended before, as for any
+        finished game) and are not checked for legality, so their action may be anything.
+        """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
         a = a.astype(np.int64)
-        bad = _first_illegal(a, self._mask, s.done)
+        move = self._move_all if games is None else self._selection(games)
+        bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
         if bad >= 0:
             self._illegal(bad, int(a[bad]))
         n = self.num_games
@@ -565,7 +593,7 @@ class VectorGame:
         terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
-        deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
+        deals, over = _step_kernel(a, move, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
                      s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
                      s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
