@@ -372,15 +372,16 @@ def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
 
 
 @njit(cache=True)
-def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
+def _observe_kernel(rows, players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
                     s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
                     s_done, out_obs, out_mask):
-    """Observation of players[i] in every game; with write_mask, also the legal-action mask of the mover."""
+    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover."""
     ms = np.empty(4, np.int64)
     dw = np.empty(NUM_CARDS, np.int64)
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
-    for i in range(players.shape[0]):
+    for j in range(rows.shape[0]):
+        i = rows[j]
         p = players[i]
         o = out_obs[i]
         o[:] = 0.0
@@ -511,8 +512,8 @@ class VectorGame:
               dealers: int | Sequence[int] | np.ndarray | None = None,
               games: Sequence[int] | np.ndarray | None = None) -> StepOutput:
         """Start new episodes in all games, or only in ``games`` (a (N,) bool mask or game indices;
-        the others keep their state); ``decks``/``dealers`` replay given deals (RULES.md): one
-        for all, or one per game reset."""
+        the others keep their state and, as in ``step(games=...)``, get zero observation rows);
+        ``decks``/``dealers`` replay given deals (RULES.md): one for all, or one per game reset."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._all if games is None else np.flatnonzero(self._selection(games))
@@ -524,7 +525,7 @@ class VectorGame:
         self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
-                            np.zeros(self.num_games, bool))
+                            np.zeros(self.num_games, bool), None if games is None else idx)
 
     def _selection(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
         """(N,) bool mask of the selected games from a bool mask or an index list."""
@@ -576,7 +577,10 @@ class VectorGame:
 
         With ``games`` (a (N,) bool mask or game indices) only those games move: the others keep
         their state and get zero rewards, no flags (unless their episode ended before, as for any
-        finished game) and are not checked for legality, so their action may be anything.
+        finished game) and are not checked for legality, so their action may be anything. Only
+        the moved games are observed again: the other rows of ``observation`` are zeros (their
+        view is unchanged: keep the earlier one); ``legal_action_mask`` and ``current_player``
+        cover every game.
         """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
@@ -602,7 +606,9 @@ class VectorGame:
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
         if self.autoreset and over:
             self._new_games(np.flatnonzero(terminated | truncated))
-        return self._output(rewards, r, terminated, truncated, hand_over)
+        # games that did not move kept their state, so only the others are observed again
+        rows = None if games is None else np.flatnonzero(move | terminated | truncated)
+        return self._output(rewards, r, terminated, truncated, hand_over, rows)
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
@@ -612,25 +618,33 @@ class VectorGame:
                          f"{int(self.state.current_player[game])}; legal actions: {listing}")
 
     # ------------------------------------------------------------- observation
-    def _view(self, players: np.ndarray, write_mask: bool) -> np.ndarray:
+    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None) -> np.ndarray:
+        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros)."""
         s = self.state
-        obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        _observe_kernel(players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
+        if rows is None:
+            obs = np.empty((self.num_games, OBS_SIZE), np.float32)
+            rows = self._all
+        else:
+            obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
+        _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
                         s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
                         s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
         return obs
 
-    def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
-        """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover)."""
+    def observe(self, players: int | Sequence[int] | np.ndarray,
+                games: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover);
+        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros."""
         arr = np.asarray(players)
         if arr.ndim == 0:
             arr = np.full(self.num_games, arr)
         if arr.shape != (self.num_games,) or not np.isin(arr, (0, 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
-        return self._view(arr, write_mask=False)
+        rows = None if games is None else np.flatnonzero(self._selection(games))
+        return self._view(arr, write_mask=False, rows=rows)
 
-    def _output(self, rewards, result, terminated, truncated, hand_over) -> StepOutput:
-        obs = self._view(self.state.current_player, write_mask=True)
+    def _output(self, rewards, result, terminated, truncated, hand_over, rows=None) -> StepOutput:
+        obs = self._view(self.state.current_player, write_mask=True, rows=rows)
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, rewards, terminated,
                           truncated, hand_over, result)
 

@@ -46,10 +46,11 @@ def test_step_selection_matches_full_steps():
         act = random_legal_actions(oa.legal_action_mask, rng)
         oa = a.step(act)
         first = rng.random(8) < 0.5
-        b.step(act, games=first)
+        o1 = b.step(act, games=first)
         ob = b.step(act, games=~first)
-        for f in ("current_player", "legal_action_mask", "observation"):
+        for f in ("current_player", "legal_action_mask"):
             np.testing.assert_array_equal(getattr(oa, f), getattr(ob, f))
+        np.testing.assert_array_equal(oa.observation, np.where(first[:, None], o1.observation, ob.observation))
     np.testing.assert_array_equal(a.state.scores, b.state.scores)
 
 
@@ -102,3 +103,39 @@ def test_decks_per_selected_game_checked():
     g = VectorGame(3, seed=0)
     with pytest.raises(ValueError, match=r"one per game \(2\)"):
         g.reset(decks=[np.arange(52)] * 3, games=[0, 1])
+
+
+def test_selected_step_observes_the_moved_games():
+    """After selected steps and resets, the moved games' rows equal a fresh view, the other rows
+    are zeros, and the mask covers every game (nothing stale)."""
+    rng = np.random.default_rng(4)
+    g = VectorGame(16, seed=2)
+    out = g.reset()
+    view = out.observation.copy()  # every game's current view, kept up to date from the outputs
+    for t in range(80):
+        sel = rng.random(16) < 0.6
+        act = random_legal_actions(out.legal_action_mask, rng)
+        out = g.step(act, games=sel)
+        assert not out.observation[~sel].any()
+        view[sel] = out.observation[sel]
+        over = out.current_player < 0
+        if over.any():
+            out = g.reset(games=over)
+            assert not out.observation[~over].any()
+            view[over] = out.observation[over]
+        cur = out.current_player
+        np.testing.assert_array_equal(view, g.observe(cur))
+        mask = g.legal_action_mask.copy()
+        g.observe(cur)
+        g._view(cur, write_mask=True)  # recompute every game's mask
+        np.testing.assert_array_equal(out.legal_action_mask, g.legal_action_mask)
+        np.testing.assert_array_equal(mask, g.legal_action_mask)
+
+
+def test_observe_selected_games_only():
+    g = VectorGame(4, seed=0)
+    g.reset()
+    full = g.observe(0)
+    part = g.observe(0, games=[1, 3])
+    np.testing.assert_array_equal(part[[1, 3]], full[[1, 3]])
+    assert not part[[0, 2]].any()
