@@ -510,10 +510,11 @@ class VectorGame:
 
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
               dealers: int | Sequence[int] | np.ndarray | None = None,
-              games: Sequence[int] | np.ndarray | None = None) -> StepOutput:
+              games: Sequence[int] | np.ndarray | None = None, observation: np.ndarray | None = None) -> StepOutput:
         """Start new episodes in all games, or only in ``games`` (a (N,) bool mask or game indices;
         the others keep their state and, as in ``step(games=...)``, get zero observation rows);
-        ``decks``/``dealers`` replay given deals (RULES.md): one for all, or one per game reset."""
+        ``decks``/``dealers`` replay given deals (RULES.md): one for all, or one per game reset.
+        ``observation``: as in ``step``."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._all if games is None else np.flatnonzero(self._selection(games))
@@ -525,7 +526,7 @@ class VectorGame:
         self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
-                            np.zeros(self.num_games, bool), None if games is None else idx)
+                            np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
     def _selection(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
         """(N,) bool mask of the selected games from a bool mask or an index list."""
@@ -535,7 +536,7 @@ class VectorGame:
         if arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu") and \
                 ((arr >= 0) & (arr < self.num_games)).all():
             sel = np.zeros(self.num_games, bool)
-            sel[arr] = True
+            sel[arr.astype(np.int64)] = True
             return sel
         raise ValueError(f"games must be a ({self.num_games},) bool mask or indices 0-{self.num_games - 1}; "
                          f"got {games!r}")
@@ -572,7 +573,8 @@ class VectorGame:
         return arr.astype(np.int8)
 
     # --------------------------------------------------------------------- step
-    def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None) -> StepOutput:
+    def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None,
+             observation: np.ndarray | None = None) -> StepOutput:
         """Apply one action per game (ignored in finished games) and return the new view.
 
         With ``games`` (a (N,) bool mask or game indices) only those games move: the others keep
@@ -580,7 +582,9 @@ class VectorGame:
         finished game) and are not checked for legality, so their action may be anything. Only
         the moved games are observed again: the other rows of ``observation`` are zeros (their
         view is unchanged: keep the earlier one); ``legal_action_mask`` and ``current_player``
-        cover every game.
+        cover every game. ``observation``, a (N, OBS_SIZE) float32 C-contiguous array, receives
+        the view in place of a new array (its rows of games that did not move are left as they
+        are, so one buffer can follow every game); the output's ``observation`` is that array.
         """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
@@ -608,7 +612,7 @@ class VectorGame:
             self._new_games(np.flatnonzero(terminated | truncated))
         # games that did not move kept their state, so only the others are observed again
         rows = None if games is None else np.flatnonzero(move | terminated | truncated)
-        return self._output(rewards, r, terminated, truncated, hand_over, rows)
+        return self._output(rewards, r, terminated, truncated, hand_over, rows, observation)
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
@@ -618,14 +622,21 @@ class VectorGame:
                          f"{int(self.state.current_player[game])}; legal actions: {listing}")
 
     # ------------------------------------------------------------- observation
-    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None) -> np.ndarray:
-        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros)."""
+    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
         s = self.state
-        if rows is None:
+        if out is not None:
+            if out.shape != (self.num_games, OBS_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
+                raise ValueError(f"observation must be a C-contiguous float32 array of shape "
+                                 f"({self.num_games}, {OBS_SIZE}), got {out.dtype} {out.shape}")
+            obs = out
+        elif rows is None:
             obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-            rows = self._all
         else:
             obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
+        if rows is None:
+            rows = self._all
         _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
                         s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
                         s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
@@ -643,8 +654,8 @@ class VectorGame:
         rows = None if games is None else np.flatnonzero(self._selection(games))
         return self._view(arr, write_mask=False, rows=rows)
 
-    def _output(self, rewards, result, terminated, truncated, hand_over, rows=None) -> StepOutput:
-        obs = self._view(self.state.current_player, write_mask=True, rows=rows)
+    def _output(self, rewards, result, terminated, truncated, hand_over, rows=None, out=None) -> StepOutput:
+        obs = self._view(self.state.current_player, write_mask=True, rows=rows, out=out)
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, rewards, terminated,
                           truncated, hand_over, result)
 

@@ -139,3 +139,21 @@ def test_observe_selected_games_only():
     part = g.observe(0, games=[1, 3])
     np.testing.assert_array_equal(part[[1, 3]], full[[1, 3]])
     assert not part[[0, 2]].any()
+
+
+def test_observation_buffer_follows_every_game():
+    """step/reset(observation=buf) write the moved games' views into buf and keep its other rows."""
+    rng = np.random.default_rng(6)
+    g = VectorGame(12, seed=3)
+    buf = np.full((12, g.observe(0).shape[1]), 7.0, np.float32)
+    out = g.reset(observation=buf)
+    assert out.observation is buf
+    for _ in range(60):
+        sel = rng.random(12) < 0.5
+        out = g.step(random_legal_actions(out.legal_action_mask, rng), games=sel, observation=buf)
+        over = out.current_player < 0
+        if over.any():
+            g.reset(games=over, observation=buf)
+        np.testing.assert_array_equal(buf, g.observe(np.maximum(g.state.current_player, 0)))
+    with pytest.raises(ValueError, match="observation must be"):
+        g.step(np.zeros(12, np.int64), games=[], observation=np.zeros((12, 3), np.float32))
