@@ -56,7 +56,6 @@ or one per game.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import gymnasium
@@ -69,7 +68,7 @@ from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import registered_specs, resolve_agent
 from .core import HandResult, StepOutput, VectorGame
 from .observation import OBS_SIZE
-from .options import ILLEGAL_REWARD, RESET_OPTION_NAMES, EnvConfig, observation_box
+from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 
@@ -248,10 +247,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _reset_options(self, options: dict[str, Any] | None) -> tuple[Any, Any]:
         if not options:
             return None, None
-        unknown = sorted(set(options) - set(RESET_OPTION_NAMES))
-        if unknown:
-            warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}; "
-                          f"known: {', '.join(RESET_OPTION_NAMES)}", stacklevel=3)
+        warn_unknown_reset_options(options, stacklevel=4)
         deck, dealer = options.get("deck"), options.get("dealer")
         if isinstance(deck, str):  # one deck as text: "As 2s ..."
             deck = deck.split()
