@@ -649,7 +649,7 @@ class VectorGame:
         arr = np.asarray(players)
         if arr.ndim == 0:
             arr = np.full(self.num_games, arr)
-        if arr.shape != (self.num_games,) or not np.isin(arr, (0, 1)).all():
+        if arr.shape != (self.num_games,) or not ((arr == 0) | (arr == 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
         rows = None if games is None else np.flatnonzero(self._selection(games))
         return self._view(arr, write_mask=False, rows=rows)
