@@ -119,10 +119,10 @@ class HandLog:
         self.result.ints[sel] = -1
         self.result.bools[sel] = False
 
-    def add(self, out: StepOutput, learner_points: np.ndarray, games: np.ndarray) -> None:
-        """Log the hands that ended in ``games`` in the core step ``out``."""
-        self.count += games
-        self.net += np.where(games, learner_points, 0.0)
+    def add(self, out: StepOutput, games: np.ndarray, learner_points: np.ndarray) -> None:
+        """Log the hands that ended in the core step ``out`` in the games with indices ``games``."""
+        self.count[games] += 1
+        self.net[games] += learner_points
         self.result.ints[games] = out.result.ints[games]
         self.result.bools[games] = out.result.bools[games]
 
@@ -395,24 +395,25 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         """The learner's reward for the last core step (only where a hand ended): to ``reward``
         and the step's hand log, or for ``fresh`` episodes to the pending reward and the reset log."""
         out = self._out
-        ended = out.hand_over
-        if not ended.any():
+        idx = np.flatnonzero(out.hand_over)
+        if len(idx) == 0:
             return
-        points = out.rewards[self._rows, self._seat].astype(np.float64)
+        seat = self._seat[idx]
+        points = out.rewards[idx, seat].astype(np.float64)  # the learner's net points
         if self._points:
             r = points * self._scale
         else:
             res = out.result
-            winner = res.winner if self.config.episode == "hand" else res.game_winner
-            r = np.where(ended & (winner >= 0), np.where(winner == self._seat, 1.0, -1.0), 0.0)
-        if fresh.any():
-            self._pending += np.where(fresh, r, 0.0)
-            reward += np.where(fresh, 0.0, r)
-            self._reset_log.add(out, points, ended & fresh)
-            self._step_log.add(out, points, ended & ~fresh)
-        else:
-            reward += r
-            self._step_log.add(out, points, ended)
+            winner = (res.winner if self.config.episode == "hand" else res.game_winner)[idx]
+            r = np.where(winner >= 0, np.where(winner == seat, 1.0, -1.0), 0.0)
+        new = fresh[idx]
+        if new.any():
+            self._pending[idx[new]] += r[new]
+            self._reset_log.add(out, idx[new], points[new])
+            old = ~new
+            idx, r, points = idx[old], r[old], points[old]
+        reward[idx] += r
+        self._step_log.add(out, idx, points)
 
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray) -> None:
         """The learner's view of each ended episode's last state into the object array ``final``."""
