@@ -118,7 +118,9 @@ def main() -> None:
         print(f"  N={n:5d}: {raw[n]:12,.0f} decisions/s", flush=True)
     n = VECTOR_ENV_N
     env_rate = bench_vector_env(n, args.seconds)
-    base = raw[n] if n in raw else bench_vector(n, args.seconds)
+    # raw play measured right before and after, so a machine's changing load biases the ratio less
+    before = raw[n] if n in raw else bench_vector(n, args.seconds)
+    base = (before + bench_vector(n, args.seconds)) / 2
     print(f"Gymnasium vector env (OkginVectorEnv, random learner vs random opponent, N={n}): "
           f"{env_rate:,.0f} learner steps/s = {env_rate / base:.2f}x raw VectorGame play at N={n}", flush=True)
     rng = np.random.default_rng(0)
