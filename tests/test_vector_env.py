@@ -433,3 +433,11 @@ def test_make_vec_builds_the_vector_env():
     obs, r, term, trunc, info = env.step(random_legal_actions(info["action_mask"], np.random.default_rng(0)))
     assert obs.shape == (4, OBS_SIZE)
     env.close()
+
+
+def test_make_vec_default_mode_is_the_vector_env_and_sync_still_works():
+    assert isinstance(gymnasium.make_vec("okgin/OklahomaGin-v0", num_envs=2).unwrapped, OkginVectorEnv)
+    sync = gymnasium.make_vec("okgin/OklahomaGin-v0", num_envs=2, vectorization_mode="sync", opponent="random")
+    assert isinstance(sync, gymnasium.vector.SyncVectorEnv)
+    obs, _ = sync.reset(seed=0)
+    assert obs.shape == (2, OBS_SIZE)
