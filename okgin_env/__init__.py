@@ -22,7 +22,7 @@ from .rules import Rules
 # name -> module that defines it, imported on first access (PEP 562)
 _LAZY = {
     "env": "aec", "raw_env": "aec", "STATE_FIELDS": "aec", "STATE_SIZE": "aec",
-    "SingleAgentEnv": "single_agent",
+    "SingleAgentEnv": "single_agent", "OkginVectorEnv": "vector",
 }
 
 __all__ = [

@@ -1,7 +1,9 @@
 """Throughput benchmark: ``python -m okgin_env.bench [--seconds S]``.
 
 Prints decisions per second of uniformly random legal play through ``VectorGame`` (mask and
-observation building and the random choice included) at several batch sizes, the deadwood
+observation building and the random choice included) at several batch sizes, the Gymnasium
+vector env's learner steps per second (random learner against the random opponent, N=1024, the
+opponent's moves included) with its ratio to raw ``VectorGame`` play at the same N, the deadwood
 kernels' hands per second, and the AEC environment's decisions per second on one game.
 """
 
@@ -17,6 +19,8 @@ from . import melds
 from .core import VectorGame, random_legal_actions
 from .rules import Rules
 
+VECTOR_ENV_N = 1024  #: games in the vector env line
+
 
 def bench_vector(n: int, seconds: float, seed: int = 0) -> float:
     """Decisions per second of random legal play with N games (autoreset, hand episodes)."""
@@ -29,6 +33,24 @@ def bench_vector(n: int, seconds: float, seed: int = 0) -> float:
     while time.perf_counter() - start < seconds:
         for _ in range(10):
             out = game.step(random_legal_actions(out.legal_action_mask, rng))
+        steps += 10
+    return steps * n / (time.perf_counter() - start)
+
+
+def bench_vector_env(n: int, seconds: float, seed: int = 0) -> float:
+    """Learner steps per second of ``OkginVectorEnv`` with N games: a random learner against the
+    "random" opponent (hand episodes; every step also plays the opponent's moves and re-deals)."""
+    from .vector import OkginVectorEnv
+
+    env = OkginVectorEnv(n, opponent="random")
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    for _ in range(20):  # warm-up (numba compile, caches)
+        env.step(random_legal_actions(env.action_masks(), rng))
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(10):
+            env.step(random_legal_actions(env.action_masks(), rng))
         steps += 10
     return steps * n / (time.perf_counter() - start)
 
@@ -90,8 +112,17 @@ def main() -> None:
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; numba threads: {__import__('numba').get_num_threads()}")
     print("random legal play through VectorGame (hand episodes, autoreset, mask + observation):")
+    raw = {}
     for n in args.sizes:
-        print(f"  N={n:5d}: {bench_vector(n, args.seconds):12,.0f} decisions/s", flush=True)
+        raw[n] = bench_vector(n, args.seconds)
+        print(f"  N={n:5d}: {raw[n]:12,.0f} decisions/s", flush=True)
+    n = VECTOR_ENV_N
+    env_rate = bench_vector_env(n, args.seconds)
+    # raw play measured right before and after, so a machine's changing load biases the ratio less
+    before = raw[n] if n in raw else bench_vector(n, args.seconds)
+    base = (before + bench_vector(n, args.seconds)) / 2
+    print(f"Gymnasium vector env (OkginVectorEnv, random learner vs random opponent, N={n}): "
+          f"{env_rate:,.0f} learner steps/s = {env_rate / base:.2f}x raw VectorGame play at N={n}", flush=True)
     rng = np.random.default_rng(0)
     h10, h11 = random_hands(4096, 10, rng), random_hands(4096, 11, rng)
     print("deadwood kernels at N=4096:")

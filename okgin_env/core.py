@@ -258,11 +258,11 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
 
 
 @njit(cache=True)
-def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
+def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
                  s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
                  s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
                  rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
-    """Apply one action in every unfinished game (the action is legal: checked by the caller).
+    """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
     flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's episode
     ended (terminated, truncated), repeated in flags while it stays finished.
@@ -275,7 +275,7 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
     kd = np.empty(2, np.int64)
     deals = 0
     for i in range(actions.shape[0]):
-        if s_done[i]:
+        if s_done[i] or not move[i]:  # ended[i] is all False while the episode runs
             flags[i, 0] = ended[i, 0]
             flags[i, 1] = ended[i, 1]
             continue
@@ -372,15 +372,16 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
 
 
 @njit(cache=True)
-def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
+def _observe_kernel(rows, players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
                     s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
                     s_done, out_obs, out_mask):
-    """Observation of players[i] in every game; with write_mask, also the legal-action mask of the mover."""
+    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover."""
     ms = np.empty(4, np.int64)
     dw = np.empty(NUM_CARDS, np.int64)
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
-    for i in range(players.shape[0]):
+    for j in range(rows.shape[0]):
+        i = rows[j]
         p = players[i]
         o = out_obs[i]
         o[:] = 0.0
@@ -456,6 +457,10 @@ class VectorGame:
     ``autoreset=True`` a finished game is dealt anew inside the same ``step`` call: that call's
     flags, rewards and result describe the ending, its observation, mask and current player the
     new game.
+
+    ``step(actions, games=...)`` moves only the selected games and ``reset(games=...)`` deals
+    new episodes only in them; the others keep their state (an env that lets two players move
+    in different games at once, e.g. a learner against a batched opponent, needs both).
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, episode: str = "hand",
@@ -479,6 +484,7 @@ class VectorGame:
         self.state.current_player[:] = -1
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
         self._all = np.arange(self.num_games)
+        self._move_all = np.ones(self.num_games, bool)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
 
@@ -503,26 +509,44 @@ class VectorGame:
         self._deal(idx, decks, dealers)
 
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
-              dealers: int | Sequence[int] | np.ndarray | None = None) -> StepOutput:
-        """Start new episodes in all games; ``decks``/``dealers`` replay given deals (docs/RULES.md, "Replaying a deal")."""
+              dealers: int | Sequence[int] | np.ndarray | None = None,
+              games: Sequence[int] | np.ndarray | None = None, observation: np.ndarray | None = None) -> StepOutput:
+        """Start new episodes in all games, or only in ``games`` (a (N,) bool mask or game indices;
+        the others keep their state and, as in ``step(games=...)``, get zero observation rows);
+        ``decks``/``dealers`` replay given deals (docs/RULES.md, "Replaying a deal"): one for all, or one per game reset.
+        ``observation``: as in ``step``."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        d = None if decks is None else self._check_decks(decks)
+        idx = self._all if games is None else np.flatnonzero(self._selection(games))
+        d = None if decks is None else self._check_decks(decks, len(idx))
         if dealers is None:
-            dl = self.rng.integers(0, 2, self.num_games)  # drawn even with decks, so seeds line up
+            dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
         else:
-            dl = self._check_dealers(dealers)
-        self._new_games(self._all, d, dl)
+            dl = self._check_dealers(dealers, len(idx))
+        self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
-                            np.zeros(self.num_games, bool))
+                            np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
-    def _check_decks(self, decks: Sequence | np.ndarray) -> np.ndarray:
+    def _selection(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
+        """(N,) bool mask of the selected games from a bool mask or an index list."""
+        arr = np.asarray(games)
+        if arr.dtype == bool and arr.shape == (self.num_games,):
+            return arr
+        if arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu") and \
+                ((arr >= 0) & (arr < self.num_games)).all():
+            sel = np.zeros(self.num_games, bool)
+            sel[arr.astype(np.int64)] = True
+            return sel
+        raise ValueError(f"games must be a ({self.num_games},) bool mask or indices 0-{self.num_games - 1}; "
+                         f"got {games!r}")
+
+    def _check_decks(self, decks: Sequence | np.ndarray, n: int) -> np.ndarray:
         arr = np.asarray(decks, dtype=object) if not isinstance(decks, np.ndarray) else decks
         if arr.ndim == 1:
             arr = arr[None]
-        if arr.ndim != 2 or arr.shape[0] not in (1, self.num_games):
-            raise ValueError(f"decks must be one 52-card deck or one per game ({self.num_games}); got shape {np.shape(decks)}")
+        if arr.ndim != 2 or arr.shape[0] not in (1, n):
+            raise ValueError(f"decks must be one 52-card deck or one per game ({n}); got shape {np.shape(decks)}")
         if arr.dtype.kind in "iu":
             ok = arr.shape[1] == NUM_CARDS and arr.min() >= 0 and arr.max() < NUM_CARDS
             if ok and (np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all():
@@ -531,7 +555,7 @@ class VectorGame:
                 out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
         else:
             out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
-        return np.broadcast_to(out, (self.num_games, NUM_CARDS)).copy()
+        return np.broadcast_to(out, (n, NUM_CARDS)).copy()
 
     @staticmethod
     def _parse_one(row, b: int) -> np.ndarray:
@@ -540,23 +564,35 @@ class VectorGame:
         except ValueError as e:
             raise ValueError(f"deck of game {b}: {e}") from None
 
-    def _check_dealers(self, dealers) -> np.ndarray:
+    def _check_dealers(self, dealers, n: int) -> np.ndarray:
         arr = np.asarray(dealers)
         if arr.ndim == 0:
-            arr = np.full(self.num_games, arr)
-        if arr.shape != (self.num_games,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
-            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {self.num_games}); got {dealers!r}")
+            arr = np.full(n, arr)
+        if arr.shape != (n,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {n}); got {dealers!r}")
         return arr.astype(np.int8)
 
     # --------------------------------------------------------------------- step
-    def step(self, actions: Sequence[int] | np.ndarray) -> StepOutput:
-        """Apply one action per game (ignored in finished games) and return the new view."""
+    def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None,
+             observation: np.ndarray | None = None) -> StepOutput:
+        """Apply one action per game (ignored in finished games) and return the new view.
+
+        With ``games`` (a (N,) bool mask or game indices) only those games move: the others keep
+        their state and get zero rewards, no flags (unless their episode ended before, as for any
+        finished game) and are not checked for legality, so their action may be anything. Only
+        the moved games are observed again: the other rows of ``observation`` are zeros (their
+        view is unchanged: keep the earlier one); ``legal_action_mask`` and ``current_player``
+        cover every game. ``observation``, a (N, OBS_SIZE) float32 C-contiguous array, receives
+        the view in place of a new array (its rows of games that did not move are left as they
+        are, so one buffer can follow every game); the output's ``observation`` is that array.
+        """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
         a = a.astype(np.int64)
-        bad = _first_illegal(a, self._mask, s.done)
+        move = self._move_all if games is None else self._selection(games)
+        bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
         if bad >= 0:
             self._illegal(bad, int(a[bad]))
         n = self.num_games
@@ -565,7 +601,7 @@ class VectorGame:
         terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
-        deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
+        deals, over = _step_kernel(a, move, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
                      s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
                      s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
@@ -574,7 +610,9 @@ class VectorGame:
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
         if self.autoreset and over:
             self._new_games(np.flatnonzero(terminated | truncated))
-        return self._output(rewards, r, terminated, truncated, hand_over)
+        # games that did not move kept their state, so only the others are observed again
+        rows = None if games is None else np.flatnonzero(move | terminated | truncated)
+        return self._output(rewards, r, terminated, truncated, hand_over, rows, observation)
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
@@ -584,25 +622,40 @@ class VectorGame:
                          f"{int(self.state.current_player[game])}; legal actions: {listing}")
 
     # ------------------------------------------------------------- observation
-    def _view(self, players: np.ndarray, write_mask: bool) -> np.ndarray:
+    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
         s = self.state
-        obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        _observe_kernel(players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
+        if out is not None:
+            if out.shape != (self.num_games, OBS_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
+                raise ValueError(f"observation must be a C-contiguous float32 array of shape "
+                                 f"({self.num_games}, {OBS_SIZE}), got {out.dtype} {out.shape}")
+            obs = out
+        elif rows is None:
+            obs = np.empty((self.num_games, OBS_SIZE), np.float32)
+        else:
+            obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
+        if rows is None:
+            rows = self._all
+        _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
                         s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
                         s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
         return obs
 
-    def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
-        """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover)."""
+    def observe(self, players: int | Sequence[int] | np.ndarray,
+                games: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover);
+        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros."""
         arr = np.asarray(players)
         if arr.ndim == 0:
             arr = np.full(self.num_games, arr)
-        if arr.shape != (self.num_games,) or not np.isin(arr, (0, 1)).all():
+        if arr.shape != (self.num_games,) or not ((arr == 0) | (arr == 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
-        return self._view(arr, write_mask=False)
+        rows = None if games is None else np.flatnonzero(self._selection(games))
+        return self._view(arr, write_mask=False, rows=rows)
 
-    def _output(self, rewards, result, terminated, truncated, hand_over) -> StepOutput:
-        obs = self._view(self.state.current_player, write_mask=True)
+    def _output(self, rewards, result, terminated, truncated, hand_over, rows=None, out=None) -> StepOutput:
+        obs = self._view(self.state.current_player, write_mask=True, rows=rows, out=out)
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, rewards, terminated,
                           truncated, hand_over, result)
 

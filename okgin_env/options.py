@@ -87,14 +87,19 @@ class EnvConfig:
         return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format)
 
 
+def warn_unknown_reset_options(options: Mapping[str, Any], stacklevel: int = 3) -> None:
+    """Warn about reset option names other than ``RESET_OPTION_NAMES`` (they are ignored)."""
+    unknown = sorted(set(options) - set(RESET_OPTION_NAMES))
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}; "
+                      f"known: {', '.join(RESET_OPTION_NAMES)}", stacklevel=stacklevel)
+
+
 def parse_reset_options(options: Mapping[str, Any] | None) -> tuple[np.ndarray | None, int | None]:
     """(deck, dealer) from ``reset(options={"deck": ..., "dealer": ...})``, validated."""
     if not options:
         return None, None
-    unknown = sorted(set(options) - set(RESET_OPTION_NAMES))
-    if unknown:
-        warnings.warn(f"ignoring unknown reset option(s) {', '.join(map(str, unknown))}; "
-                      f"known: {', '.join(RESET_OPTION_NAMES)}", stacklevel=3)
+    warn_unknown_reset_options(options, stacklevel=4)
     deck = options.get("deck")
     if deck is not None:
         try:

@@ -1,6 +1,9 @@
 """Registration with Gymnasium and PettingZoo (run on ``import okgin_env``).
 
 * ``gymnasium.make("okgin/OklahomaGin-v0", opponent="random", **options)``: ``SingleAgentEnv``.
+* ``gymnasium.make_vec("okgin/OklahomaGin-v0", num_envs=N, vectorization_mode="vector_entry_point",
+  opponent="random", **options)``: ``OkginVectorEnv`` (N games on one batched core); the
+  "sync"/"async" modes wrap N ``SingleAgentEnv`` instead.
 * ``pettingzoo.make("aec", "okgin/OklahomaGin-v0", **options)``: the wrapped AEC env. PettingZoo
   is not imported just to register: the id is added when ``okgin_env.aec`` is imported (any use of
   ``okgin_env.env``), or at ``import okgin_env`` if PettingZoo is already imported; call
@@ -22,7 +25,8 @@ def register_envs(pettingzoo: bool | None = None) -> None:
     import gymnasium
 
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="okgin_env.single_agent:SingleAgentEnv")
+        gymnasium.register(id=ENV_ID, entry_point="okgin_env.single_agent:SingleAgentEnv",
+                           vector_entry_point="okgin_env.vector:OkginVectorEnv")
     if pettingzoo is None:
         pettingzoo = "pettingzoo" in sys.modules
     if pettingzoo:

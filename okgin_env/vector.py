@@ -1,0 +1,439 @@
+"""Oklahoma Gin as a Gymnasium ``VectorEnv``: N learner-vs-opponent games on one batched core.
+
+==================  ==========================================================================
+Import              ``okgin_env.vector.OkginVectorEnv(num_envs=N, opponent="random", seat="random",
+                    **options)`` or ``gymnasium.make_vec("okgin/OklahomaGin-v0", num_envs=N,
+                    vectorization_mode="vector_entry_point", opponent=...)``
+Actions             ``MultiDiscrete([107] * N)`` (``single_action_space = Discrete(107)``)
+Observations        ``Box(float32, (N, OBS_SIZE))``; ``obs_format="dict"``: ``Dict(observation=Box,
+                    action_mask=Box(0, 1, (N, 107), int8))``
+Action masks        ``envs.action_masks()`` (sb3-contrib) and ``infos["action_mask"]``: (N, 107) bool
+Autoreset           ``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``
+==================  ==========================================================================
+
+Each game behaves exactly like one ``SingleAgentEnv`` (``okgin_env.single_agent``): the learner
+plays one seat (``seat`` 0, 1, or "random": drawn per episode from the env's seeded generator),
+the opponent plays the other inside ``step``, so every ``step`` returns with every game at a
+learner decision. ``step(actions)`` applies the learner's N actions at once, then lets the
+opponent act (one batched ``act`` call per round, over the games where it is to move only)
+until the learner is to move everywhere. Episodes the opponent ends before the learner's first
+decision are dealt again (``infos["skipped_episodes"]``).
+
+The opponent is an agent object (batched ``act(observations, action_masks) -> actions``), an
+agent spec string (``okgin_env.agent_specs``: "random", "simple", "ppo:PATH", "module:Attr", ...)
+or a plain callable ``f(observations, action_masks) -> actions``; ``set_opponent`` swaps it
+between updates (league or snapshot training).
+
+Same-step autoreset (Gymnasium 1.x): when a game's episode ends in ``step``, the returned
+observation, ``infos["action_mask"]`` and ``infos["seat"]`` already belong to its next episode;
+``infos["final_obs"]`` (an object array, ``None`` where no episode ended) and
+``infos["final_info"]`` (a vector info dict) hold the ended episode's, flagged by
+``infos["_final_obs"]`` / ``infos["_final_info"]``. The reward, terminated and truncated of that
+step are the ended episode's.
+
+Infos follow Gymnasium's vector convention (one array per key, ``_key`` masks the games it
+holds for). Per step: ``action_mask``, ``seat``, ``illegal_action`` (N,) bool (every game), and where
+hands ended: ``hand_result`` (a dict of arrays, the last hand that ended in the game: knocker,
+winner, gin, undercut, void, turn_cap, spade_doubled, points (N, 2), scores (N, 2),
+deadwood (N, 2), game_over, game_winner; players are ids 0/1, -1 for none), ``net_points``
+(the learner's points minus the opponent's, summed over those hands, unscaled) and ``hands``
+(how many ended). For a hand that ended its episode they are in ``final_info``.
+
+Options are the single-agent env's (``okgin_env.options.EnvConfig``): every ``Rules`` option,
+``episode``, ``reward``, ``reward_scale``, ``deadwood_shaping`` (potential-based: the learner's
+reward gains ``phi(s') - phi(s)`` between its consecutive decisions, ``phi = 0`` after the
+episode's end, ``okgin_env.shaping``; points in infos are never shaped), ``illegal_action``
+("terminate": that game's episode ends with reward ``ILLEGAL_REWARD`` and
+``infos["illegal_action"]`` True, the other games step normally; "raise": ``ValueError`` naming
+the game, the action and the legal ones, before anything moves) and ``obs_format``.
+
+Seeding: ``reset(seed=s)`` fixes every deal, the seats and the opponent's randomness (an
+opponent's ``rng`` attribute holding a ``np.random.Generator`` is replaced by one seeded from
+``s``, as in ``SingleAgentEnv``); with N = 1 the env draws exactly what ``SingleAgentEnv`` does.
+``reset(options={"deck": ..., "dealer": ...})`` replays deals: one deck (dealer) for all games
+or one per game.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .actions import NUM_ACTIONS, action_text, legal_listing
+from .agent_specs import registered_specs, resolve_agent
+from .core import HandResult, StepOutput, VectorGame
+from .observation import OBS_SIZE
+from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
+from .shaping import potential
+from .single_agent import MAX_RESET_TRIES, SEATS
+
+# hand_result fields in infos -> the HandResult property that holds them
+HAND_RESULT_FIELDS = {
+    "knocker": "knocker", "winner": "winner", "gin": "gin", "undercut": "undercut", "void": "void",
+    "turn_cap": "truncated_hand", "spade_doubled": "spade_doubled", "points": "points", "scores": "scores",
+    "deadwood": "deadwood", "game_over": "game_over", "game_winner": "game_winner",
+}
+
+
+class CallableAgent:
+    """A plain ``f(observations, action_masks) -> actions`` as an agent object."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.fn(observations, action_masks)
+
+
+def resolve_opponent(opponent: Any, seed: int | None = None) -> tuple[Any, str]:
+    """An agent object, spec string or plain callable -> (agent, display name); else ``ValueError``."""
+    if isinstance(opponent, str) or callable(getattr(opponent, "act", None)):
+        return resolve_agent(opponent, seed=seed, what="opponent")
+    if callable(opponent):
+        agent = CallableAgent(opponent)
+        return agent, agent.name
+    raise ValueError(f"opponent must be an agent spec string (one of {', '.join(registered_specs())}), an object "
+                     f"with act(observations, action_masks) or a callable f(observations, action_masks) -> actions; "
+                     f"got {opponent!r}")
+
+
+class HandLog:
+    """The hands that ended in each game during one step (or reset): how many, the learner's net
+    points, and the last one's result row (a ``HandResult`` used as a buffer)."""
+
+    def __init__(self, n: int) -> None:
+        self.count = np.zeros(n, np.int32)
+        self.net = np.zeros(n, np.float64)
+        self.result = HandResult(n)
+
+    def clear(self, games: np.ndarray | None = None) -> None:
+        sel = slice(None) if games is None else games
+        self.count[sel] = 0
+        self.net[sel] = 0.0
+        self.result.ints[sel] = -1
+        self.result.bools[sel] = False
+
+    def add(self, out: StepOutput, games: np.ndarray, learner_points: np.ndarray) -> None:
+        """Log the hands that ended in the core step ``out`` in the games with indices ``games``."""
+        self.count[games] += 1
+        self.net[games] += learner_points
+        self.result.ints[games] = out.result.ints[games]
+        self.result.bools[games] = out.result.bools[games]
+
+    def info(self, games: np.ndarray) -> dict[str, Any]:
+        """Vector-info entries for the rows in ``games`` where a hand ended (empty if none)."""
+        rows = games & (self.count > 0)
+        if not rows.any():
+            return {}
+        hr: dict[str, Any] = {}
+        for key, prop in HAND_RESULT_FIELDS.items():
+            hr[key] = getattr(self.result, prop).copy()
+            hr[f"_{key}"] = rows
+        return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy(), "_net_points": rows,
+                "hands": self.count.copy(), "_hands": rows}
+
+
+def merge_rows(a: dict[str, Any], b: dict[str, Any], rows_b: np.ndarray) -> dict[str, Any]:
+    """Vector infos with ``b``'s entries in ``rows_b`` and ``a``'s elsewhere (same keys or missing)."""
+    if not b:
+        return a
+    if not a:
+        return b
+    out: dict[str, Any] = {}
+    for key in a.keys() | b.keys():
+        va, vb = a.get(key), b.get(key)
+        if va is None or vb is None:
+            out[key] = va if vb is None else vb
+        elif isinstance(va, dict):
+            out[key] = merge_rows(va, vb, rows_b)
+        else:
+            out[key] = np.where(rows_b.reshape(-1, *([1] * (va.ndim - 1))), vb, va)
+    return out
+
+
+class OkginVectorEnv(gymnasium.vector.VectorEnv):
+    """N games of the learner against ``opponent`` (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, opponent: Any = "random", seat: int | str = "random",
+                 render_mode: str | None = None, **options: Any) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if isinstance(seat, bool) or seat not in SEATS:
+            raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None (the vector env does not render), got {render_mode!r}; "
+                             "render one game with SingleAgentEnv")
+        self.config = EnvConfig.from_options(options)
+        self.rules = self.config.rules
+        self.num_envs = n = int(num_envs)
+        self.render_mode = None
+        self.game = VectorGame(n, self.rules, episode=self.config.episode)
+        self.seat_option = seat
+        self.opponent: Any = None
+        self.opponent_name = ""
+        self.set_opponent(opponent)
+        box = observation_box(self.rules)
+        if self.config.obs_format == "dict":
+            self.single_observation_space = spaces.Dict(
+                {"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
+        else:
+            self.single_observation_space = box
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = batch_space(self.single_action_space, n)
+        self._points = self.config.reward == "points"
+        self._scale = self.config.reward_scale
+        self._coef = self.config.deadwood_shaping
+        self._terminate = self.config.illegal_action == "terminate"
+        # per-game state, allocated once; _obs/_mask/_cur: the view of each game's player to move
+        self._rows = np.arange(n)
+        self._all = np.ones(n, bool)
+        self._seat = np.zeros(n, np.int8)
+        self._opp_seat = np.ones(n, np.int8)
+        self._obs = np.zeros((n, OBS_SIZE), np.float32)
+        self._mask = np.zeros((n, NUM_ACTIONS), bool)
+        self._cur = np.full(n, -1, np.int8)
+        self._flags = (np.zeros(n, bool), np.zeros(n, bool))  # (terminated, truncated) of the last core step
+        self._phi = np.zeros(n, np.float64)  # potential at the learner's last decision
+        self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
+        self._opp_actions = np.zeros(n, np.int64)
+        self._step_log, self._reset_log = HandLog(n), HandLog(n)
+        self._skipped = np.zeros(n, np.int32)
+        self._no_mask = np.zeros((n, NUM_ACTIONS), bool)
+        self._ready = False
+
+    # ---------------------------------------------------------------- opponent
+    def set_opponent(self, opponent: Any, seed: int | None = None) -> None:
+        """Play against ``opponent`` from the next step on (agent object, spec string or callable;
+        ``seed`` seeds a spec-built agent; ``reset(seed=...)`` reseeds its ``rng`` in any case)."""
+        self.opponent, self.opponent_name = resolve_opponent(opponent, seed=seed)
+
+    # ------------------------------------------------------------------- reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """New episodes in every game; ``options={"deck", "dealer"}`` replays deals (one, or one per game)."""
+        super().reset(seed=seed)
+        self._ready = False
+        decks, dealers = self._reset_options(options)
+        game_seed = None
+        if seed is not None:
+            game_seed, opp_seed = np.random.SeedSequence(seed).spawn(2)
+            if isinstance(getattr(self.opponent, "rng", None), np.random.Generator):
+                self.opponent.rng = np.random.default_rng(opp_seed)
+        try:
+            out = self.game.reset(seed=game_seed, decks=decks, dealers=dealers)
+        except ValueError as e:
+            raise ValueError(f"reset options: {e}") from None
+        self._obs = out.observation
+        self._absorb(out)
+        self._step_log.clear()
+        self._reset_log.clear()
+        self._new_seats(self._all)
+        self._pending[:] = 0.0
+        self._skipped[:] = 0
+        self._settle(np.zeros(self.num_envs), self._all.copy(), None)
+        if self._coef:
+            self._phi = potential(self._obs, self._coef, self._scale).astype(np.float64)
+        self._ready = True
+        return self._observation(), self._info(self._all, self._reset_log.info(self._all))
+
+    def _reset_options(self, options: dict[str, Any] | None) -> tuple[Any, Any]:
+        if not options:
+            return None, None
+        warn_unknown_reset_options(options, stacklevel=4)
+        deck, dealer = options.get("deck"), options.get("dealer")
+        if isinstance(deck, str):  # one deck as text: "As 2s ..."
+            deck = deck.split()
+        return deck, dealer
+
+    def _new_seats(self, games: np.ndarray) -> None:
+        if self.seat_option == "random":
+            self._seat[games] = self.np_random.integers(2, size=int(games.sum()))
+        else:
+            self._seat[games] = self.seat_option
+        np.subtract(1, self._seat, out=self._opp_seat)
+        self._skipped[games] = 0
+
+    # -------------------------------------------------------------------- step
+    def step(self, actions: Any):
+        """The learner's N actions; the opponent then plays until the learner is to move everywhere."""
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},) with values 0-"
+                             f"{NUM_ACTIONS - 1}, got {a.dtype} {a.shape}")
+        a = a.astype(np.int64, copy=False)
+        in_range = (a >= 0) & (a < NUM_ACTIONS)
+        legal = in_range & self._mask[self._rows, np.where(in_range, a, 0)]
+        illegal = ~legal
+        any_illegal = not legal.all()
+        if any_illegal and not self._terminate:
+            g = int(np.argmax(illegal))
+            what = action_text(int(a[g])) if in_range[g] else f"out of range 0-{NUM_ACTIONS - 1}"
+            raise ValueError(f"illegal action {int(a[g])} ({what}) in game {g}; legal actions: "
+                             f"{legal_listing(self._mask[g])}")
+        reward = np.zeros(self.num_envs, np.float64)
+        self._step_log.clear()
+        self._reset_log.clear()
+        fresh = np.zeros(self.num_envs, bool)  # games whose new episode has not reached the learner yet
+        # a new buffer for the observations this step returns (the last ones stay as they were);
+        # the core writes each later view into it, for the games that move
+        if any_illegal:  # the games with an illegal action do not move; their episode ends below
+            self._obs = self._obs.copy()
+            self._absorb(self.game.step(a, games=legal, observation=self._obs))
+        else:
+            out = self.game.step(a)
+            self._obs = out.observation
+            self._absorb(out)
+        self._book(reward, fresh)
+        reward += self._pending
+        self._pending[:] = 0.0
+        done, terminated, truncated, final_obs, final_seat = self._settle(reward, fresh, illegal if any_illegal else None)
+        if any_illegal:
+            reward[illegal] += ILLEGAL_REWARD
+        if self._coef:  # phi(s') - phi(s); phi = 0 after the end (s' of a new episode is its start)
+            phi = potential(self._obs, self._coef, self._scale).astype(np.float64)
+            reward += np.where(done, 0.0, phi) - self._phi
+            self._phi = phi
+        if not done.any():
+            info = self._info(self._all, self._step_log.info(self._all))
+        else:
+            # hands that ended without ending their episode (game episodes) stay at the top level
+            info = self._info(done, merge_rows(self._step_log.info(~done), self._reset_log.info(done), done))
+            final_info = {"action_mask": self._no_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
+                          "illegal_action": illegal, "_illegal_action": done, **self._step_log.info(done)}
+            info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
+        info["illegal_action"] = illegal
+        info["_illegal_action"] = self._all
+        return self._observation(), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """(N, 107) bool legal actions of the learner in every game (sb3-contrib convention)."""
+        return self._mask
+
+    # ----------------------------------------------------------------- helpers
+    def _settle(self, reward: np.ndarray, fresh: np.ndarray, illegal: np.ndarray | None):
+        """Deal again where episodes ended and let the opponent play (batched, where it is to move)
+        until the learner is to move in every game.
+
+        An episode the learner played that ends (or whose learner acted illegally) is recorded:
+        returns (done, terminated, truncated, final_obs, final_seat). A new episode (``fresh``) that
+        the opponent ends before the learner's first decision is dealt again (``_skipped``).
+        """
+        n = self.num_envs
+        done, terminated, truncated = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
+        final_obs = final_seat = None
+        while True:
+            over = self._cur < 0
+            if illegal is not None:
+                over |= illegal
+            if over.any():
+                real = over & ~fresh
+                if real.any():
+                    if final_obs is None:
+                        final_obs = np.full(n, None, dtype=object)
+                        final_seat = self._seat.copy()
+                    terminated[real] = self._flags[0][real]
+                    truncated[real] = self._flags[1][real]
+                    if illegal is not None:
+                        terminated |= illegal
+                    self._record_final_obs(final_obs, real)
+                    done |= real
+                skip = over & fresh
+                if skip.any():
+                    self._skipped += skip
+                    if self._skipped[skip].max() >= MAX_RESET_TRIES:
+                        g = int(np.flatnonzero(skip)[np.argmax(self._skipped[skip])])
+                        raise RuntimeError(f"the opponent ended {MAX_RESET_TRIES} episodes in a row in game {g} "
+                                           "before the learner could act")
+                    self._pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
+                    self._reset_log.clear(skip)
+                self._absorb(self.game.reset(games=over, observation=self._obs))
+                if real.any():
+                    self._new_seats(real)
+                fresh |= over
+            illegal = None
+            turn = self._cur == self._opp_seat
+            if not turn.any():
+                return done, terminated, truncated, final_obs, final_seat
+            self._opponent_round(turn)
+            self._book(reward, fresh)
+
+    def _opponent_round(self, turn: np.ndarray) -> None:
+        """One batched opponent decision in the games where it is to move."""
+        idx = np.flatnonzero(turn)
+        masks = self._mask[idx]
+        acts = np.asarray(self.opponent.act(self._obs[idx], masks))
+        if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
+            raise ValueError(f"the opponent {self.opponent_name!r} must return ({len(idx)},) integer actions, "
+                             f"got {acts.dtype} {acts.shape}")
+        ok = (acts >= 0) & (acts < NUM_ACTIONS)
+        ok &= masks[np.arange(len(idx)), np.where(ok, acts, 0)]
+        if not ok.all():
+            j = int(np.argmin(ok))
+            raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal action {int(acts[j])} in "
+                             f"game {int(idx[j])}; legal: {legal_listing(masks[j])}")
+        self._opp_actions[idx] = acts
+        self._absorb(self.game.step(self._opp_actions, games=turn, observation=self._obs))
+
+    def _absorb(self, out: StepOutput) -> None:
+        """Take the core's output (its observation is ``self._obs``, updated in place)."""
+        self._mask = out.legal_action_mask
+        self._cur = out.current_player
+        self._flags = (out.terminated, out.truncated)
+        self._out = out
+
+    def _book(self, reward: np.ndarray, fresh: np.ndarray) -> None:
+        """The learner's reward for the last core step (only where a hand ended): to ``reward``
+        and the step's hand log, or for ``fresh`` episodes to the pending reward and the reset log."""
+        out = self._out
+        idx = np.flatnonzero(out.hand_over)
+        if len(idx) == 0:
+            return
+        seat = self._seat[idx]
+        points = out.rewards[idx, seat].astype(np.float64)  # the learner's net points
+        if self._points:
+            r = points * self._scale
+        else:
+            res = out.result
+            winner = (res.winner if self.config.episode == "hand" else res.game_winner)[idx]
+            r = np.where(winner >= 0, np.where(winner == seat, 1.0, -1.0), 0.0)
+        new = fresh[idx]
+        if new.any():
+            self._pending[idx[new]] += r[new]
+            self._reset_log.add(out, idx[new], points[new])
+            old = ~new
+            idx, r, points = idx[old], r[old], points[old]
+        reward[idx] += r
+        self._step_log.add(out, idx, points)
+
+    def _record_final_obs(self, final: np.ndarray, games: np.ndarray) -> None:
+        """The learner's view of each ended episode's last state into the object array ``final``."""
+        obs = self.game.observe(self._seat, games=games)
+        dict_obs = self.config.obs_format == "dict"
+        for i in np.flatnonzero(games):  # Gymnasium's final_obs is a per-game object array
+            final[i] = {"observation": obs[i], "action_mask": np.zeros(NUM_ACTIONS, np.int8)} if dict_obs else obs[i]
+
+    def _info(self, games: np.ndarray, hands: dict[str, Any]) -> dict[str, Any]:
+        """Infos: masks, seats, ``hands`` (hand-result entries), episodes skipped in ``games``."""
+        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": self._all,
+                                "seat": self._seat.copy(), "_seat": self._all}
+        info.update(hands)
+        skipped = games & (self._skipped > 0)
+        if skipped.any():
+            info["skipped_episodes"] = self._skipped.copy()
+            info["_skipped_episodes"] = skipped
+        return info
+
+    def _observation(self) -> Any:
+        if self.config.obs_format == "dict":
+            return {"observation": self._obs, "action_mask": self._mask.astype(np.int8)}
+        return self._obs
