@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, discard_action, knock_action
-from okgin_env.cards import parse_card, parse_cards
+from okgin_env.cards import deck_from, parse_card, parse_cards
 from okgin_env.reference import (
     Phase,
     ReferenceGame,
@@ -171,16 +171,6 @@ def test_knocker_tie_break_other_way() -> None:
 # ---------------------------------------------------------------------------------------
 # game flow on scripted deals
 # ---------------------------------------------------------------------------------------
-def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    """Deck order of RULES.md: alternate from the non-dealer, upcard, then the stock."""
-    deck: list[int] = []
-    for a, b in zip(C(nondealer), C(dealer), strict=True):
-        deck += [a, b]
-    deck.append(parse_card(upcard))
-    deck += C(stock)
-    return deck + sorted(set(range(52)) - set(deck))
-
-
 GIN_DEAL = dict(  # non-dealer holds gin already; dealer: 2-set and 51 deadwood
     nondealer="As 2s 3s 4s 7h 7d 7c Jd Qd Kd", dealer="5s 7s 2h 2d 2c Kh Kc 6d 9c 4h", upcard="9s", stock="5c"
 )
@@ -227,7 +217,7 @@ def test_dealer_takes_upcard() -> None:
 
 @pytest.mark.parametrize("allowed", [False, True])
 def test_taken_card_may_not_be_discarded(allowed: bool) -> None:
-    g = ReferenceGame(Rules(discard_taken_card=allowed), make_deck(**UNDERCUT_DEAL), dealer=0)
+    g = ReferenceGame(Rules(discard_taken_card=allowed), deck_from(**UNDERCUT_DEAL), dealer=0)
     g.step(TAKE_DISCARD)
     d3 = parse_card("3d")
     assert (discard_action(d3) in g.legal_actions()) == allowed
@@ -240,7 +230,7 @@ def test_taken_card_may_not_be_discarded(allowed: bool) -> None:
 @pytest.mark.parametrize("spade_double, points", [(False, 76), (True, 152)])
 def test_gin_scoring(spade_double: bool, points: int) -> None:
     # Both pass on the 9s (a spade), the non-dealer draws 5c and knocks it face down: gin.
-    g = ReferenceGame(Rules(spade_double=spade_double), make_deck(**GIN_DEAL), dealer=0)
+    g = ReferenceGame(Rules(spade_double=spade_double), deck_from(**GIN_DEAL), dealer=0)
     play(g, [PASS, PASS, DRAW_STOCK, knock_action(parse_card("5c"))])
     r = g.last_result
     assert g.over and g.terminated and not g.truncated and g.phase == Phase.OVER and g.current_player == -1
@@ -253,7 +243,7 @@ def test_gin_scoring(spade_double: bool, points: int) -> None:
 @pytest.mark.parametrize("dealer_last, d, points", [("2h", 2, 11), ("3h", 3, 10)])
 def test_undercut_scoring(dealer_last: str, d: int, points: int) -> None:
     deal = dict(UNDERCUT_DEAL, dealer=UNDERCUT_DEAL["dealer"].replace("2h", dealer_last))
-    g = ReferenceGame(Rules(), make_deck(**deal), dealer=0)
+    g = ReferenceGame(Rules(), deck_from(**deal), dealer=0)
     play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
     r = g.last_result
     assert (r["knocker"], r["winner"], r["gin"], r["undercut"]) == (1, 0, False, True)
@@ -261,7 +251,7 @@ def test_undercut_scoring(dealer_last: str, d: int, points: int) -> None:
 
 
 def test_ace_upcard_means_gin_only() -> None:
-    deck = make_deck("2s 3s 4s 7h 7d 7c Jd Qd Kd 5c", "5s 7s 2h 2d 2c Kh Kc 6d 9c 4h", upcard="Ad", stock="As")
+    deck = deck_from("2s 3s 4s 7h 7d 7c Jd Qd Kd 5c", "5s 7s 2h 2d 2c Kh Kc 6d 9c 4h", upcard="Ad", stock="As")
     g = ReferenceGame(Rules(), deck, 0)
     assert g.knock_limit == 0
     play(g, [PASS, PASS, DRAW_STOCK])
@@ -308,7 +298,7 @@ def test_offer_take_is_a_turn() -> None:
 @pytest.mark.parametrize("next_dealer, expected", [("winner", 0), ("loser", 1), ("alternate", 1)])
 def test_game_next_dealer(next_dealer: str, expected: int) -> None:
     decks = [list(range(52))]
-    g = ReferenceGame(Rules(next_dealer=next_dealer), make_deck(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
+    g = ReferenceGame(Rules(next_dealer=next_dealer), deck_from(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
     play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])  # dealer 0 wins by undercut: 11
     assert not g.over and g.hand_count == 2 and g.dealer == expected
     assert g.scores == [11, 0] and g.hands_won == [1, 0] and g.last_rewards == [11, -11]
@@ -333,7 +323,7 @@ def test_game_turn_cap_is_not_truncation() -> None:
 
 @pytest.mark.parametrize("game_bonuses, final", [(False, [11, 0]), (True, [(11 + 25 + 100) * 2, 0])])
 def test_game_end_and_bonuses(game_bonuses: bool, final: list[int]) -> None:
-    g = ReferenceGame(Rules(target_score=11, game_bonuses=game_bonuses), make_deck(**UNDERCUT_DEAL), 0, "game")
+    g = ReferenceGame(Rules(target_score=11, game_bonuses=game_bonuses), deck_from(**UNDERCUT_DEAL), 0, "game")
     play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
     r = g.last_result
     assert g.over and g.terminated and r["game_over"] and r["game_winner"] == 0
@@ -344,9 +334,9 @@ def test_game_end_and_bonuses(game_bonuses: bool, final: list[int]) -> None:
 def test_game_bonuses_without_shutout() -> None:
     # Hand 1: the dealer (0) undercuts for 11; the winner deals hand 2, where player 1
     # (now non-dealer) goes gin for 76 and reaches the target of 50.
-    decks = [make_deck(**GIN_DEAL)]
+    decks = [deck_from(**GIN_DEAL)]
     rules = Rules(target_score=50, game_bonuses=True)
-    g = ReferenceGame(rules, make_deck(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
+    g = ReferenceGame(rules, deck_from(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
     play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
     assert g.dealer == 0
     play(g, [PASS, PASS, DRAW_STOCK, knock_action(parse_card("5c"))])

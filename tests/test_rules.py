@@ -1,6 +1,6 @@
 """Worked examples, one (or a table of rows) for every rule of RULES.md.
 
-Each test deals a hand-built deck (``make_deck``: non-dealer's ten, dealer's ten, the
+Each test deals a hand-built deck (``okgin_env.cards.deck_from``: non-dealer's ten, dealer's ten, the
 upcard, the first stock cards; the rest of the deck is filled with the unused cards in
 index order), plays scripted actions on ``VectorGame(1, ...)`` and asserts the outcome.
 Every expected number was worked out by hand from RULES.md; the arithmetic is in the
@@ -22,7 +22,7 @@ from okgin_env import melds
 from okgin_env.actions import DRAW_STOCK as DRAW
 from okgin_env.actions import NUM_ACTIONS, PASS, discard_action, knock_action
 from okgin_env.actions import TAKE_DISCARD as TAKE
-from okgin_env.cards import card_text, cards_of, parse_card, parse_cards
+from okgin_env.cards import card_text, cards_of, deck_from, parse_card, parse_cards
 from okgin_env.core import Phase
 from okgin_env.rules import Rules
 
@@ -40,39 +40,12 @@ def knock(card: str) -> int:
     return knock_action(parse_card(card))
 
 
-def make_deck(nondealer: str | None, dealer: str | None, upcard: str, stock=()) -> list[int]:
-    """A 52-card deck per the deal contract: deck[0] = non-dealer's first card, deck[1] =
-    dealer's first, ..., deck[20] = upcard, deck[21] = first stock card.
-
-    ``nondealer``/``dealer``: ten card texts, or None to fill with unused cards.
-    ``stock``: the first stock cards (card text, or None for "any unused card").
-    """
-    stock = stock.split() if isinstance(stock, str) else list(stock)
-    fixed_hands = [parse_cards(h) if h is not None else None for h in (nondealer, dealer)]
-    up = parse_card(upcard)
-    st = [parse_card(s) if s is not None else None for s in stock]
-    fixed = [c for h in fixed_hands if h for c in h] + [up] + [c for c in st if c is not None]
-    assert len(set(fixed)) == len(fixed), "the test deck uses a card twice"
-    rest = [c for c in range(52) if c not in set(fixed)]
-    take = iter(rest)
-    hands = [h if h is not None else [next(take) for _ in range(10)] for h in fixed_hands]
-    assert all(len(h) == 10 for h in hands)
-    deck: list[int] = []
-    for i in range(10):
-        deck += [hands[0][i], hands[1][i]]
-    deck.append(up)
-    deck += [c if c is not None else next(take) for c in st]
-    deck += list(take)
-    assert sorted(deck) == list(range(52))
-    return deck
-
-
 class Table:
     """One scripted game: ``VectorGame(1, rules, episode=...)`` reset to a hand-built deck."""
 
     def __init__(self, nondealer, dealer, upcard, stock=(), *, dealer_id=1, rules=None, episode="hand", seed=0):
         self.rules = rules if rules is not None else Rules()
-        self.deck = make_deck(nondealer, dealer, upcard, stock)
+        self.deck = deck_from(nondealer, dealer, upcard, stock)
         self.dealer, self.nondealer = dealer_id, 1 - dealer_id
         self.game = VectorGame(1, self.rules, episode=episode, seed=seed)
         self.out = self.game.reset(decks=[self.deck], dealers=[dealer_id])
@@ -183,7 +156,7 @@ def test_deal_follows_the_deck_order(dealer_id):
 
 
 def test_deck_may_be_given_as_card_texts():
-    deck = make_deck(KNOCKER, JUNK, "7c")
+    deck = deck_from(KNOCKER, JUNK, "7c")
     g = VectorGame(1, Rules())
     g.reset(decks=[[card_text(c) for c in deck]], dealers=[1])
     np.testing.assert_array_equal(np.asarray(g.state.deck[0]), np.array(deck, dtype=np.int8))
@@ -830,7 +803,7 @@ def test_game_bonuses_without_shutout():
 # ---------------------------------------------------------------------------
 # Errors: malformed decks, bad dealer, illegal actions, bad options
 # ---------------------------------------------------------------------------
-GOOD_DECK = make_deck(KNOCKER, JUNK, "7c")
+GOOD_DECK = deck_from(KNOCKER, JUNK, "7c")
 
 
 @pytest.mark.parametrize(
