@@ -18,7 +18,6 @@ HAND_SIZE = 10
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "shdc"
 SUIT_SYMBOLS = "♠♥♦♣"
-SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 
 #: (52,) int8 -- deadwood points of each card: ace 1, 2-10 face value, J Q K 10.
 CARD_POINTS = np.array([min(r + 1, 10) for _ in range(NUM_SUITS) for r in range(NUM_RANKS)], dtype=np.int8)

@@ -31,7 +31,7 @@ from okgin_env.cards import (
 )
 from okgin_env.rules import Rules
 
-NOT_HELD = getattr(melds, "DEADWOOD_NOT_HELD", 999)
+NOT_HELD = melds.DEADWOOD_NOT_HELD
 
 
 def hands_of(*texts: str) -> np.ndarray:
@@ -354,8 +354,8 @@ def test_showdown(knocker, defender, k, d, laid):
     assert set(cards_of(np.asarray(sd.laid_off)[0])) == cards(laid)
 
 
-@pytest.mark.parametrize("knocker,defender,k,d,laid", [r[1:] for r in SHOWDOWN_ROWS], ids=[r[0] for r in SHOWDOWN_ROWS])
-def test_oracle_agrees_with_showdown_rows(knocker, defender, k, d, laid):
+@pytest.mark.parametrize("knocker,defender,k,d", [r[1:5] for r in SHOWDOWN_ROWS], ids=[r[0] for r in SHOWDOWN_ROWS])
+def test_oracle_agrees_with_showdown_rows(knocker, defender, k, d):
     assert oracle_showdown(parse_cards(knocker), parse_cards(defender)) == (k, d)
 
 
