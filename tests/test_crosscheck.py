@@ -109,6 +109,7 @@ def test_best_melds_is_a_minimal_arrangement() -> None:
         assert dead == reference_deadwood(h), format_cards(sorted(h))
 
 
+@pytest.mark.slow  # test_melds checks the showdown against its oracle on random deals in the fast loop
 def test_showdown_matches_brute_force() -> None:
     rng = random.Random(14)
     pairs = []
@@ -290,8 +291,15 @@ def crosscheck(rules: Rules, episode: str, policy: str, decks: str, num_games: i
 
 HAND = "hand"
 GAME = "game"
-CASES = [
-    # (rules, episode, policy, decks, games) -- roughly 2,500 episodes in all
+# (rules, episode, policy, decks, games) -- roughly 2,500 episodes in all. The quick cases (a
+# few seconds together: hand and game, uniform and greedy, shuffled and rigged) run in the fast
+# loop (`pytest -m "not slow"`); the rest only in the full suite.
+QUICK_CASES = [
+    (Rules(max_turns_per_hand=3), HAND, "uniform", "shuffled", 150),
+    (Rules(max_turns_per_hand=6), HAND, "greedy", "rigged", 150),
+    (Rules(target_score=1, game_bonuses=True, discard_taken_card=True), GAME, "greedy", "shuffled", 60),
+]
+SLOW_CASES = [
     (Rules(), HAND, "uniform", "shuffled", 200),
     (Rules(), HAND, "greedy", "shuffled", 300),
     (Rules(), HAND, "greedy", "rigged", 300),
@@ -300,13 +308,10 @@ CASES = [
     (Rules(discard_taken_card=True, spade_double=True), HAND, "greedy", "rigged", 250),
     (Rules(discard_taken_card=True), HAND, "uniform", "shuffled", 150),
     (Rules(knock_limit=0, undercut_bonus=0), HAND, "greedy", "rigged", 150),
-    (Rules(max_turns_per_hand=3), HAND, "uniform", "shuffled", 150),
-    (Rules(max_turns_per_hand=6), HAND, "greedy", "rigged", 150),
     (Rules(target_score=60), GAME, "greedy", "rigged", 60),
     (Rules(target_score=40, next_dealer="loser", spade_double=True), GAME, "greedy", "shuffled", 60),
     (Rules(target_score=40, next_dealer="alternate", game_bonuses=True, knock_limit=10), GAME, "greedy", "rigged", 60),
     (Rules(target_score=25, game_bonuses=True, max_turns_per_hand=8), GAME, "greedy", "rigged", 40),
-    (Rules(target_score=1, game_bonuses=True, discard_taken_card=True), GAME, "greedy", "shuffled", 60),
 ]
 
 
@@ -315,9 +320,10 @@ def case_id(rules: Rules, episode: str, policy: str, decks: str) -> str:
     return f"{episode}-{policy}-{decks}-{changed or 'default'}"
 
 
-@pytest.mark.parametrize(
-    "rules, episode, policy, decks, games", CASES, ids=[case_id(*case[:4]) for case in CASES]
-)
+@pytest.mark.parametrize("rules, episode, policy, decks, games", [
+    *(pytest.param(*case, id=case_id(*case[:4])) for case in QUICK_CASES),
+    *(pytest.param(*case, id=case_id(*case[:4]), marks=pytest.mark.slow) for case in SLOW_CASES),
+])
 def test_engine_matches_reference(rules: Rules, episode: str, policy: str, decks: str, games: int) -> None:
     counts = crosscheck(rules, episode, policy, decks, games, seed=games + len(str(rules)))
     assert sum(v for k, v in counts.items() if k != "game") >= games
