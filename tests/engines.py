@@ -14,10 +14,6 @@ from okgin_env.cards import cards_of
 from okgin_env.reference import ReferenceGame
 from okgin_env.rules import Rules
 
-#: HandResult fields both engines report (``hands`` is the final hands, as sets)
-RESULT_FIELDS = ("knocker", "winner", "gin", "undercut", "void", "truncated_hand", "deadwood", "points",
-                 "spade_doubled", "knock_card", "scores", "game_over", "game_winner", "upcard", "dealer", "hands")
-
 
 class VectorTable:
     """One game of the fast engine; ``step`` raises ValueError on an illegal action."""

@@ -56,6 +56,9 @@ Beat = tuple[tuple[int, ...], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Scenario:
+    """One worked example: ``deck`` dealt (agent ``dealer`` deals, chosen by the test), then each
+    beat of ``script`` played and checked in turn, under ``rules`` and ``episode``."""
+
     name: str
     story: str
     deck: list[int]
@@ -103,6 +106,7 @@ SCENARIOS: list[Scenario] = []
 
 def add(name: str, story: str, deck: list[int], *script: Beat, rules: Rules | None = None,
         episode: str = "hand") -> None:
+    """Append a scenario to ``SCENARIOS`` (the name is its pytest id)."""
     SCENARIOS.append(Scenario(name, story, deck, tuple(script), rules or Rules(), episode))
 
 
