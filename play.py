@@ -273,7 +273,7 @@ def move_words(la: LastAction, drawn: int, color: bool, reveal: bool) -> str:
     return la.words(color, own=reveal)
 
 
-def allowed_moves(mask: np.ndarray, state, rules: Rules, color: bool) -> str:
+def allowed_moves(mask: np.ndarray, state, color: bool) -> str:
     """What is allowed now, as commands."""
     parts = []
     top = _pile_top(state)
@@ -520,18 +520,18 @@ def _ask_human(t: Table, scr: Screen) -> int:
             raise StopGame("you quit")
         if kind == "help":
             scr.print(HELP)
-            scr.print(allowed_moves(mask, t.state, t.rules, scr.color))
+            scr.print(allowed_moves(mask, t.state, scr.color))
             continue
         if kind == "empty":
-            scr.print(allowed_moves(mask, t.state, t.rules, scr.color))
+            scr.print(allowed_moves(mask, t.state, scr.color))
             continue
         if kind == "error":
             scr.print(value)
-            scr.print(allowed_moves(mask, t.state, t.rules, scr.color))
+            scr.print(allowed_moves(mask, t.state, scr.color))
             continue
         if not mask[value]:
             scr.print(illegal_reason(value, t.state, t.rules, scr.color))
-            scr.print(allowed_moves(mask, t.state, t.rules, scr.color))
+            scr.print(allowed_moves(mask, t.state, scr.color))
             continue
         return int(value)
 

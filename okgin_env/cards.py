@@ -18,7 +18,6 @@ HAND_SIZE = 10
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "shdc"
 SUIT_SYMBOLS = "♠♥♦♣"
-SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 
 #: (52,) int8 -- deadwood points of each card: ace 1, 2-10 face value, J Q K 10.
 CARD_POINTS = np.array([min(r + 1, 10) for _ in range(NUM_SUITS) for r in range(NUM_RANKS)], dtype=np.int8)
@@ -97,6 +96,52 @@ def mask_of(cards: Iterable[int]) -> np.ndarray:
     m = np.zeros(NUM_CARDS, dtype=bool)
     m[[_check_index(int(c)) for c in cards]] = True
     return m
+
+
+def _card_list(cards: str | Iterable[str | int | None]) -> list[int | None]:
+    """Card indices from text or a list of card texts/indices; None entries stay None."""
+    if isinstance(cards, str):
+        return list(parse_cards(cards))
+    return [None if c is None else parse_card(c) if isinstance(c, str) else _check_index(c) for c in cards]
+
+
+def deck_from(
+    nondealer: str | Sequence[str | int] | None,
+    dealer: str | Sequence[str | int] | None,
+    upcard: str | int,
+    stock: str | Sequence[str | int | None] = (),
+) -> list[int]:
+    """The full 52-card deck order that deals these cards (docs/RULES.md "Replaying a deal").
+
+    The deal contract: deck[0], deck[2], ..., deck[18] go to the non-dealer and deck[1],
+    deck[3], ..., deck[19] to the dealer; deck[20] is the upcard; deck[21:] is the stock,
+    top first. ``nondealer``/``dealer`` are ten cards each (``"As 2s 3s ..."`` or a list),
+    or None for "any ten unused cards"; ``stock`` lists the first stock cards, None in it
+    meaning "any unused card". Cards not named fill the gaps in index order (the hands
+    first, then the stock's gaps, then the rest of the stock), so the same arguments
+    always give the same deck.
+
+    >>> deck_from("As 2s 3s 4s 5s 6s 7s 8s 9s Ts", "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th", "Kc", "Qc")[:4]
+    [0, 13, 1, 14]
+    """
+    hands = [None if h is None else _card_list(h) for h in (nondealer, dealer)]
+    for who, h in zip(("non-dealer", "dealer"), hands):
+        if h is not None and len(h) != HAND_SIZE:
+            raise ValueError(f"the {who}'s hand must be {HAND_SIZE} cards or None, got {len(h)}")
+    up = parse_card(upcard) if isinstance(upcard, str) else _check_index(upcard)
+    top = _card_list(stock)
+    if len(top) > NUM_CARDS - 2 * HAND_SIZE - 1:
+        raise ValueError(f"the stock holds {NUM_CARDS - 2 * HAND_SIZE - 1} cards, got {len(top)}")
+    named = [c for h in hands if h is not None for c in h] + [up] + [c for c in top if c is not None]
+    seen: set[int] = set()
+    for c in named:
+        if c in seen:
+            raise ValueError(f"card {card_text(c)} is named twice; each card is dealt once")
+        seen.add(c)
+    unused = iter(c for c in range(NUM_CARDS) if c not in seen)
+    nd, de = [h if h is not None else [next(unused) for _ in range(HAND_SIZE)] for h in hands]
+    deck = [c for pair in zip(nd, de) for c in pair] + [up] + [c if c is not None else next(unused) for c in top]
+    return deck + list(unused)
 
 
 def parse_deck(deck: Sequence[int] | Sequence[str] | np.ndarray) -> np.ndarray:

@@ -208,7 +208,7 @@ def _deal_kernel(idx, decks, dealers, rp, s_deck, s_hands, s_stock_next, s_pile,
 
 
 @njit(cache=True)
-def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
+def _end_hand(i, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
               rewards, flags, next_dealer, r_int, r_bool):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
     before0, before1 = s_scores[i, 0], s_scores[i, 1]
@@ -260,7 +260,7 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
 @njit(cache=True)
 def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
                  s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
-                 s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
+                 s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
                  rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
     """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
@@ -329,7 +329,7 @@ def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
                         r_cards[i, q, cc] = s_hands[i, q, cc]
                 r_int[i, RI_UPCARD] = s_deck[i, UPCARD_POS]
                 r_int[i, RI_DEALER] = s_dealer[i]
-                _end_hand(i, -1, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
+                _end_hand(i, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
                           rewards, flags, next_dealer, r_int, r_bool)
                 continue
             # knock: showdown
@@ -359,7 +359,7 @@ def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
             for q in range(2):
                 for cc in range(NUM_CARDS):
                     r_cards[i, q, cc] = s_hands[i, q, cc]
-            _end_hand(i, p, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
+            _end_hand(i, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
                       s_done, rewards, flags, next_dealer, r_int, r_bool)
     over = 0
     for i in range(actions.shape[0]):
@@ -603,7 +603,7 @@ class VectorGame:
         r = HandResult(n)
         deals, over = _step_kernel(a, move, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
+                     s.taken_card, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
                      s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
         if deals:
             idx = np.flatnonzero(need_deal)

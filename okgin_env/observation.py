@@ -89,8 +89,3 @@ def obs_field(obs: np.ndarray, name: str) -> np.ndarray:
     if name not in OBS_FIELDS:
         raise KeyError(f"unknown observation field {name!r}; fields: {', '.join(OBS_FIELDS)}")
     return np.asarray(obs)[..., OBS_FIELDS[name]]
-
-
-def describe_layout() -> str:
-    """Text table of offsets and sizes (for the README and debugging)."""
-    return "\n".join(f"{name:18s} {s.start:4d}-{s.stop - 1:4d} ({s.stop - s.start})" for name, s in OBS_FIELDS.items())

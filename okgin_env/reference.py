@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD
+from .actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, NUM_SUITS, card_text, parse_deck
 from .rules import Rules
 
@@ -393,11 +393,6 @@ class ReferenceGame:
             if after[c] <= self.knock_limit:
                 actions.append(KNOCK + c)
         return sorted(actions)
-
-    def legal_mask(self) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[self.legal_actions()] = True
-        return mask
 
     # ---- playing -----------------------------------------------------------------------
     def step(self, action: int) -> list[int]:

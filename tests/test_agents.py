@@ -1,7 +1,7 @@
 """The agents: one batched interface, legal play everywhere, no hidden state, and worked
 examples of each baseline's policy.
 
-Scenarios are real deals: ``make_deck`` lays out the non-dealer's and the dealer's hands and
+Scenarios are real deals: ``deck_from`` lays out the non-dealer's and the dealer's hands and
 the upcard, so the first decision of the hand (the non-dealer's upcard offer) and, after a
 take, its discard are the situations under test.
 """
@@ -18,7 +18,7 @@ from agents.base import check_batch
 from agents.expert import ExpertAgent
 from okgin_env import OBS_SIZE, VectorGame, obs_field
 from okgin_env.actions import KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
-from okgin_env.cards import NUM_CARDS, parse_card, parse_cards
+from okgin_env.cards import NUM_CARDS, deck_from, parse_card, parse_cards
 from okgin_env.core import Phase
 from okgin_env.melds import deadwood_after_discard
 from okgin_env.observation import DEADWOOD_SCALE, STOCK_SCALE
@@ -26,16 +26,6 @@ from okgin_env.rules import Rules
 
 BASELINES = ["random", "greedy", "simple", "expert"]
 NONDEALER, DEALER = 1, 0  # player ids in the scripted deals (dealer = 0)
-
-
-def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    """A deck dealing these hands (alternately, non-dealer first), this upcard, these first
-    stock cards, then every unused card in index order."""
-    hands = parse_cards(nondealer), parse_cards(dealer)
-    head = [c for pair in zip(*hands) for c in pair] + [parse_card(upcard)] + parse_cards(stock)
-    deck = head + [c for c in range(NUM_CARDS) if c not in set(head)]
-    assert sorted(deck) == list(range(NUM_CARDS))
-    return deck
 
 
 def first_decision(deck: list[int], rules: Rules | None = None):
@@ -223,7 +213,7 @@ JUNK = "Ks Kh Qs 9c 9d 6s 6c 5h 2d 3c"  # the dealer's hand
 ])
 def test_upcard_offer(upcard, simple, greedy):
     """The simple player takes only melding cards; greedy takes anything that lowers its deadwood."""
-    _, out = first_decision(make_deck(HAND, JUNK, upcard))
+    _, out = first_decision(deck_from(HAND, JUNK, upcard))
     assert obs_field(out.observation, "phase")[0].argmax() == Phase.OFFER_NONDEALER
     assert act("simple", out) == simple
     assert act("greedy", out) == greedy
@@ -233,7 +223,7 @@ def test_simple_discards_its_highest_ranked_deadwood():
     """After taking 9h onto 7-8h the deadwood is 4c 4d Kc Qd Jh (38). Throwing K, Q or J all
     leave 28: the simple player throws the highest rank (Kc); greedy, tied on points too, the
     highest card index (Kc as well). The 9h just taken may not be thrown."""
-    game, out = first_decision(make_deck(HAND, JUNK, "9h"))
+    game, out = first_decision(deck_from(HAND, JUNK, "9h"))
     out = game.step([TAKE_DISCARD])
     assert not out.legal_action_mask[0, parse_card("9h")]
     assert act("simple", out) == parse_card("Kc")
@@ -245,7 +235,7 @@ def test_knock_as_soon_as_possible(spec):
     """The upcard 7h (knock limit 7) completes 5-6-7-8h; with 9-9-9-9 the hand keeps Ad 2c:
     deadwood 3 after throwing Kc. Everyone takes and knocks at once -- the expert too, as no
     single draw can meld both Ad and 2c, so there is no gin to play on for."""
-    deck = make_deck("5h 6h 8h 9c 9d 9s 9h Ad 2c Kc", "Ks Qh Qs Jd Tc 8d 7s 6c 4c 3d", "7h")
+    deck = deck_from("5h 6h 8h 9c 9d 9s 9h Ad 2c Kc", "Ks Qh Qs Jd Tc 8d 7s 6c 4c 3d", "7h")
     game, out = first_decision(deck)
     assert act(spec, out) == TAKE_DISCARD
     out = game.step([TAKE_DISCARD])
@@ -255,7 +245,7 @@ def test_knock_as_soon_as_possible(spec):
 @pytest.mark.parametrize("spec", ["greedy", "simple", "expert"])
 def test_take_the_upcard_and_go_gin(spec):
     """9s joins 9c 9d: A-2-3-4s 5-6-7h 9-9-9 is gin after throwing Kc face down."""
-    deck = make_deck("As 2s 3s 4s 5h 6h 7h 9c 9d Kc", "Ks Qh Qs Jd Tc 8d 7s 6c 4c 3d", "9s")
+    deck = deck_from("As 2s 3s 4s 5h 6h 7h 9c 9d Kc", "Ks Qh Qs Jd Tc 8d 7s 6c 4c 3d", "9s")
     game, out = first_decision(deck)
     assert act(spec, out) == TAKE_DISCARD
     out = game.step([TAKE_DISCARD])

@@ -30,7 +30,7 @@ import pytest
 
 from okgin_env import melds
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, action_text
-from okgin_env.cards import NUM_CARDS, NUM_RANKS, format_cards
+from okgin_env.cards import NUM_CARDS, NUM_RANKS, format_cards, mask_of
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_FIELDS, obs_field
 from okgin_env.reference import (
@@ -70,19 +70,13 @@ def biased_cards(rng: random.Random, k: int) -> list[int]:
     return cards + rng.sample(rest, k - len(cards))
 
 
-def as_mask(cards) -> np.ndarray:
-    m = np.zeros(NUM_CARDS, dtype=bool)
-    m[list(cards)] = True
-    return m
-
-
 # ---------------------------------------------------------------------------------------
 # meld kernels against brute force
 # ---------------------------------------------------------------------------------------
 def test_hand_deadwood_matches_brute_force() -> None:
     rng = random.Random(11)
     hands = [biased_cards(rng, rng.choice([10, 10, 11, 11, 0, 3, 7, 12])) for _ in range(3000)]
-    got = melds.hand_deadwood(np.stack([as_mask(h) for h in hands]))
+    got = melds.hand_deadwood(np.stack([mask_of(h) for h in hands]))
     for h, g in zip(hands, got):
         assert int(g) == reference_deadwood(h), format_cards(sorted(h))
 
@@ -90,7 +84,7 @@ def test_hand_deadwood_matches_brute_force() -> None:
 def test_deadwood_after_discard_matches_brute_force() -> None:
     rng = random.Random(12)
     hands = [biased_cards(rng, 11) for _ in range(2500)]
-    got = melds.deadwood_after_discard(np.stack([as_mask(h) for h in hands]))
+    got = melds.deadwood_after_discard(np.stack([mask_of(h) for h in hands]))
     for h, row in zip(hands, got):
         want = np.full(NUM_CARDS, melds.DEADWOOD_NOT_HELD)
         for c, dw in reference_deadwood_after_discard(h).items():
@@ -101,11 +95,11 @@ def test_deadwood_after_discard_matches_brute_force() -> None:
 def test_best_melds_is_a_minimal_arrangement() -> None:
     rng = random.Random(13)
     hands = [biased_cards(rng, rng.choice([10, 11])) for _ in range(2000)]
-    masks = np.stack([as_mask(h) for h in hands])
+    masks = np.stack([mask_of(h) for h in hands])
     ids = melds.best_melds(masks)
     assert (ids == melds.best_melds(masks)).all()  # deterministic
     for h, row in zip(hands, ids):
-        assert (row[~as_mask(h)] == -1).all()
+        assert (row[~mask_of(h)] == -1).all()
         groups: dict[int, list[int]] = {}
         for c in h:
             if row[c] >= 0:
@@ -115,13 +109,14 @@ def test_best_melds_is_a_minimal_arrangement() -> None:
         assert dead == reference_deadwood(h), format_cards(sorted(h))
 
 
+@pytest.mark.slow  # test_melds checks the showdown against its oracle on random deals in the fast loop
 def test_showdown_matches_brute_force() -> None:
     rng = random.Random(14)
     pairs = []
     for _ in range(2500):
         cards = biased_cards(rng, 20)
         pairs.append((cards[:10], cards[10:]))
-    sd = melds.showdown(np.stack([as_mask(k) for k, _ in pairs]), np.stack([as_mask(d) for _, d in pairs]))
+    sd = melds.showdown(np.stack([mask_of(k) for k, _ in pairs]), np.stack([mask_of(d) for _, d in pairs]))
     kinds = {"gin": 0, "layoff": 0, "set_layoff": 0, "tie_break": 0}
     for b, (kc, dc) in enumerate(pairs):
         why = f"knocker {format_cards(sorted(kc))} | defender {format_cards(sorted(dc))}"
@@ -131,7 +126,7 @@ def test_showdown_matches_brute_force() -> None:
         assert (int(sd.knocker_deadwood[b]), int(sd.defender_deadwood[b])) == (k, d), why
         # the reported arrangement must be consistent with the reported deadwoods
         mid, laid = sd.meld_id[b], sd.laid_off[b]
-        kmask, dmask = as_mask(kc), as_mask(dc)
+        kmask, dmask = mask_of(kc), mask_of(dc)
         assert not (laid & ~dmask).any(), why
         if k == 0:
             kinds["gin"] += 1
@@ -260,7 +255,7 @@ def crosscheck(rules: Rules, episode: str, policy: str, decks: str, num_games: i
             assert legal == ref.legal_actions(), f"engine {legal}\nreference {ref.legal_actions()}\n{why()}"
             assert (vg.state.phase[i], vg.state.turns[i]) == (ref.phase, ref.turns), why()
             for q in (0, 1):
-                assert (vg.state.hands[i, q] == as_mask(ref.hands[q])).all(), why()
+                assert (vg.state.hands[i, q] == mask_of(ref.hands[q])).all(), why()
             check_view(out.observation[i], ref.current_player, ref, why)
             check_view(other_obs[i], int(other[i]), ref, why)
         # ---- the same action in both
@@ -285,7 +280,7 @@ def crosscheck(rules: Rules, episode: str, policy: str, decks: str, num_games: i
                     got = got.tolist() if isinstance(got, np.ndarray) else got.item()
                     assert got == r[name], f"result.{name}: engine {got} reference {r[name]}\n{why()}"
                 for q in (0, 1):
-                    assert (out.result.hands[i, q] == as_mask(r["hands"][q])).all(), why()
+                    assert (out.result.hands[i, q] == mask_of(r["hands"][q])).all(), why()
                 kind = ("cap" if r["truncated_hand"] else "wall" if r["void"] else "gin" if r["gin"]
                         else "undercut" if r["undercut"] else "knock")
                 counts[kind] = counts.get(kind, 0) + 1
@@ -296,8 +291,15 @@ def crosscheck(rules: Rules, episode: str, policy: str, decks: str, num_games: i
 
 HAND = "hand"
 GAME = "game"
-CASES = [
-    # (rules, episode, policy, decks, games) -- roughly 2,500 episodes in all
+# (rules, episode, policy, decks, games) -- roughly 2,500 episodes in all. The quick cases (a
+# few seconds together: hand and game, uniform and greedy, shuffled and rigged) run in the fast
+# loop (`pytest -m "not slow"`); the rest only in the full suite.
+QUICK_CASES = [
+    (Rules(max_turns_per_hand=3), HAND, "uniform", "shuffled", 150),
+    (Rules(max_turns_per_hand=6), HAND, "greedy", "rigged", 150),
+    (Rules(target_score=1, game_bonuses=True, discard_taken_card=True), GAME, "greedy", "shuffled", 60),
+]
+SLOW_CASES = [
     (Rules(), HAND, "uniform", "shuffled", 200),
     (Rules(), HAND, "greedy", "shuffled", 300),
     (Rules(), HAND, "greedy", "rigged", 300),
@@ -306,13 +308,10 @@ CASES = [
     (Rules(discard_taken_card=True, spade_double=True), HAND, "greedy", "rigged", 250),
     (Rules(discard_taken_card=True), HAND, "uniform", "shuffled", 150),
     (Rules(knock_limit=0, undercut_bonus=0), HAND, "greedy", "rigged", 150),
-    (Rules(max_turns_per_hand=3), HAND, "uniform", "shuffled", 150),
-    (Rules(max_turns_per_hand=6), HAND, "greedy", "rigged", 150),
     (Rules(target_score=60), GAME, "greedy", "rigged", 60),
     (Rules(target_score=40, next_dealer="loser", spade_double=True), GAME, "greedy", "shuffled", 60),
     (Rules(target_score=40, next_dealer="alternate", game_bonuses=True, knock_limit=10), GAME, "greedy", "rigged", 60),
     (Rules(target_score=25, game_bonuses=True, max_turns_per_hand=8), GAME, "greedy", "rigged", 40),
-    (Rules(target_score=1, game_bonuses=True, discard_taken_card=True), GAME, "greedy", "shuffled", 60),
 ]
 
 
@@ -321,9 +320,10 @@ def case_id(rules: Rules, episode: str, policy: str, decks: str) -> str:
     return f"{episode}-{policy}-{decks}-{changed or 'default'}"
 
 
-@pytest.mark.parametrize(
-    "rules, episode, policy, decks, games", CASES, ids=[case_id(*case[:4]) for case in CASES]
-)
+@pytest.mark.parametrize("rules, episode, policy, decks, games", [
+    *(pytest.param(*case, id=case_id(*case[:4])) for case in QUICK_CASES),
+    *(pytest.param(*case, id=case_id(*case[:4]), marks=pytest.mark.slow) for case in SLOW_CASES),
+])
 def test_engine_matches_reference(rules: Rules, episode: str, policy: str, decks: str, games: int) -> None:
     counts = crosscheck(rules, episode, policy, decks, games, seed=games + len(str(rules)))
     assert sum(v for k, v in counts.items() if k != "game") >= games

@@ -59,6 +59,7 @@ def test_round_robin_end_to_end(tmp_path):
     assert [row["rating"] for row in report["ratings"]] == sorted(ratings.values(), reverse=True)
 
 
+@pytest.mark.slow  # two subprocess evaluations
 def test_same_seed_same_numbers(tmp_path):
     args = ["--agents", "random", "simple", "--hands", "200", "--no-progress"]
     a = run_cli(*args, "--json", str(tmp_path / "a.json"))
@@ -159,6 +160,7 @@ def test_bradley_terry_ratings():
 
 # ------------------------------------------------------------------ the ladder
 
+@pytest.mark.slow  # 20,000+ duplicate-deal hands, for CIs that separate
 def test_strength_ladder():
     """expert > simple > greedy, everyone >> random, with 95% CIs that do not touch 50% / 0.
 

@@ -1,5 +1,5 @@
-"""Melds, deadwood and the showdown (docs/RULES.md "Cards", "Melds and deadwood", "Showdown"),
-plus the card text helpers and rule-option validation.
+"""Melds, deadwood and the showdown (docs/RULES.md "Melds and deadwood", "Showdown"), plus
+rule-option validation (the card helpers are in ``test_cards.py``).
 
 Every expected number below was worked out by hand from docs/RULES.md; the comment next to
 each row shows the arrangement. A small brute-force oracle written here (independent of
@@ -22,19 +22,16 @@ from okgin_env.cards import (
     NUM_CARDS,
     card_index,
     card_points,
-    card_pretty,
     card_text,
     cards_of,
     format_cards,
     mask_of,
     parse_card,
     parse_cards,
-    parse_deck,
-    sort_cards,
 )
 from okgin_env.rules import Rules
 
-NOT_HELD = getattr(melds, "DEADWOOD_NOT_HELD", 999)
+NOT_HELD = melds.DEADWOOD_NOT_HELD
 
 
 def hands_of(*texts: str) -> np.ndarray:
@@ -357,8 +354,8 @@ def test_showdown(knocker, defender, k, d, laid):
     assert set(cards_of(np.asarray(sd.laid_off)[0])) == cards(laid)
 
 
-@pytest.mark.parametrize("knocker,defender,k,d,laid", [r[1:] for r in SHOWDOWN_ROWS], ids=[r[0] for r in SHOWDOWN_ROWS])
-def test_oracle_agrees_with_showdown_rows(knocker, defender, k, d, laid):
+@pytest.mark.parametrize("knocker,defender,k,d", [r[1:5] for r in SHOWDOWN_ROWS], ids=[r[0] for r in SHOWDOWN_ROWS])
+def test_oracle_agrees_with_showdown_rows(knocker, defender, k, d):
     assert oracle_showdown(parse_cards(knocker), parse_cards(defender)) == (k, d)
 
 
@@ -396,84 +393,6 @@ def test_showdown_matches_oracle_on_random_deals():
         k, d = oracle_showdown(kn[b], de[b])
         got = (int(sd.knocker_deadwood[b]), int(sd.defender_deadwood[b]))
         assert got == (k, d), (format_cards(kn[b]), format_cards(de[b]))
-
-
-# ---------------------------------------------------------------------------
-# cards
-# ---------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "text,index",
-    [
-        ("As", 0), ("2s", 1), ("Ks", 12), ("Ah", 13), ("Th", 22), ("Ad", 26), ("Kc", 51),
-        ("10h", 22), ("TH", 22), ("AS", 0), ("KC", 51), ("10D", 35),
-    ],
-)
-def test_parse_card(text, index):
-    assert parse_card(text) == index
-
-
-@pytest.mark.parametrize(
-    "bad", ["", "A", "1s", "11h", "10", "Ax", "Zs", "As2", "0s", "T", "A♠", "♠A", "s A", None, 5]
-)
-def test_parse_card_rejects_bad_text(bad):
-    with pytest.raises(ValueError):
-        parse_card(bad)
-
-
-@pytest.mark.parametrize("bad", ["as", "th", "kc", "jD"])
-def test_parse_card_rejects_lowercase_rank(bad):
-    # docs/RULES.md "Cards": rank chars are A23456789TJQK; parsers "may also accept upper-case
-    # suits and 10 for T; anything else is an error" -- a lower-case rank letter is not allowed.
-    with pytest.raises(ValueError):
-        parse_card(bad)
-
-
-def test_card_text_roundtrip_and_index_formula():
-    for suit, sc in enumerate("shdc"):
-        for rank, rc in enumerate("A23456789TJQK"):
-            idx = suit * 13 + rank
-            assert card_index(rank, suit) == idx
-            assert card_text(idx) == rc + sc
-            assert parse_card(rc + sc) == idx
-            assert CARD_RANK[idx] == rank and CARD_SUIT[idx] == suit
-
-
-def test_card_points():
-    assert [card_points(parse_card(t)) for t in "As 2h 9d Tc Js Qh Kd".split()] == [1, 2, 9, 10, 10, 10, 10]
-    assert int(CARD_POINTS.sum()) == 4 * (1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 * 4)
-
-
-def test_parse_and_format_cards():
-    assert parse_cards("As 2s 3s") == [0, 1, 2]
-    assert parse_cards("As,2s, 10h") == [0, 1, 22]
-    assert parse_cards(["Kc", "TH"]) == [51, 22]
-    assert format_cards([0, 22, 51]) == "As Th Kc"
-    assert format_cards([0, 22, 51], pretty=True) == "A♠ T♥ K♣"
-    assert card_pretty(parse_card("Qd")) == "Q♦"
-    assert sort_cards(parse_cards("Kc 2h As")) == [0, 14, 51]
-    with pytest.raises(ValueError):
-        parse_cards("As 2s 3x")
-
-
-def test_mask_roundtrip():
-    hand = parse_cards("As Th Kc 7d")
-    m = mask_of(hand)
-    assert m.shape == (NUM_CARDS,) and m.dtype == bool and int(m.sum()) == 4
-    assert cards_of(m) == sorted(hand)
-
-
-def test_parse_deck():
-    deck = list(range(51, -1, -1))
-    np.testing.assert_array_equal(parse_deck(deck), np.array(deck, dtype=np.int8))
-    np.testing.assert_array_equal(parse_deck([card_text(c) for c in deck]), np.array(deck, dtype=np.int8))
-    with pytest.raises(ValueError, match="52"):
-        parse_deck(deck[:51])
-    with pytest.raises(ValueError, match="(?i)duplicate"):
-        parse_deck(deck[:51] + [deck[0]])
-    with pytest.raises(ValueError, match="(?i)unknown|0-51"):
-        parse_deck(deck[:51] + [52])
-    with pytest.raises(ValueError, match="(?i)bad card"):
-        parse_deck([card_text(c) for c in deck[:51]] + ["Xx"])
 
 
 # ---------------------------------------------------------------------------

@@ -152,6 +152,7 @@ def test_forgiving_card_input():
         assert play.parse_command(junk)[0] == "error"
 
 
+@pytest.mark.slow  # a subprocess; test_scripted_hand_subprocess keeps one in the fast loop
 def test_end_of_input_ends_cleanly(knock_hand):
     seed, ours, _ = knock_hand
     script = play.command_for(ours[0][2]) + "\n"
@@ -166,6 +167,7 @@ def test_quit(monkeypatch, capsys):
     assert rc == 0 and "Game stopped (you quit)" in out
 
 
+@pytest.mark.slow  # two subprocesses playing a whole game
 def test_watch_runs_to_the_end(tmp_path):
     log = tmp_path / "game.json"
     r = run_play(["--watch", "simple", "random", "--rules", "target_score=30", "--delay", "0", "--seed", "2",
@@ -240,6 +242,7 @@ def test_corrupt_replay_files(tmp_path, monkeypatch, capsys):
         assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # four subprocesses; test_bad_arguments_one_line_exit_2 checks the messages in-process
 def test_subprocess_errors_have_no_traceback(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2")

@@ -17,6 +17,7 @@ decks); the reference is given the engine's deck and dealer of each hand.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +42,8 @@ rules_strategy = st.builds(
     game_bonuses=st.booleans(),
     max_turns_per_hand=st.one_of(st.integers(1, 40), st.just(200)),
 )
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same examples on every run (a flaky test is a failing test)
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 def pick_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -115,6 +117,7 @@ def play(rules: Rules, episode: str, seed: int, check: bool = True) -> list:
     return trace
 
 
+@pytest.mark.slow  # 40 examples against the reference; test_crosscheck's quick cases cover the fast loop
 @given(rules=rules_strategy, episode=st.sampled_from(["hand", "game"]), seed=st.integers(0, 2**31 - 1))
 @SETTINGS
 def test_random_play_invariants(rules: Rules, episode: str, seed: int) -> None:
@@ -122,7 +125,7 @@ def test_random_play_invariants(rules: Rules, episode: str, seed: int) -> None:
 
 
 @given(rules=rules_strategy, episode=st.sampled_from(["hand", "game"]), seed=st.integers(0, 2**31 - 1))
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10, deadline=None, derandomize=True)
 def test_same_seed_same_games(rules: Rules, episode: str, seed: int) -> None:
     first = play(rules, episode, seed, check=False)
     second = play(rules, episode, seed, check=False)

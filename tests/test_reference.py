@@ -1,18 +1,18 @@
 """Worked examples for the brute-force reference (``okgin_env.reference``).
 
 The reference is what the fast engine is cross-checked against, so its meld,
-deadwood and showdown logic is pinned down here on hands worked out by hand, and
-its game flow on scripted deals.
+deadwood and showdown logic is pinned down here on hands worked out by hand. Its game
+flow is checked on the rule scenarios of ``scenarios.py`` (``test_scenarios.py``, shared
+with the fast engine) and, below, on what only the reference can do.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, discard_action, knock_action
-from okgin_env.cards import parse_card, parse_cards
+from okgin_env.actions import DRAW_STOCK, PASS, TAKE_DISCARD, knock_action
+from okgin_env.cards import deck_from, parse_card, parse_cards
 from okgin_env.reference import (
-    Phase,
     ReferenceGame,
     arrangements,
     melds_in,
@@ -22,6 +22,7 @@ from okgin_env.reference import (
     reference_showdown,
 )
 from okgin_env.rules import Rules
+from scenarios import GIN_DEAL, UNDERCUT3
 
 
 def C(text: str) -> list[int]:
@@ -169,184 +170,21 @@ def test_knocker_tie_break_other_way() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# game flow on scripted deals
+# game flow beyond the shared scenarios (those are in scenarios.py, played on both engines)
 # ---------------------------------------------------------------------------------------
-def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    """Deck order of docs/RULES.md: alternate from the non-dealer, upcard, then the stock."""
-    deck: list[int] = []
-    for a, b in zip(C(nondealer), C(dealer), strict=True):
-        deck += [a, b]
-    deck.append(parse_card(upcard))
-    deck += C(stock)
-    return deck + sorted(set(range(52)) - set(deck))
-
-
-GIN_DEAL = dict(  # non-dealer holds gin already; dealer: 2-set and 51 deadwood
-    nondealer="As 2s 3s 4s 7h 7d 7c Jd Qd Kd", dealer="5s 7s 2h 2d 2c Kh Kc 6d 9c 4h", upcard="9s", stock="5c"
-)
-UNDERCUT_DEAL = dict(  # non-dealer takes 3d (limit 3) and knocks with 3; dealer has 2
-    nondealer="As 2s 3s 4h 4d 4c 7c 8c 9c Kh", dealer="5h 6h 7h Ts Th Td Jd Qd Kd 2h", upcard="3d"
-)
-
-
 def play(game: ReferenceGame, actions: list[int]) -> None:
     for a in actions:
         assert a in game.legal_actions(), (a, game.legal_actions(), game)
         game.step(a)
 
 
-def test_deal_order_and_offer() -> None:
-    deck = list(range(52))
-    g = ReferenceGame(Rules(), deck, dealer=0)
-    assert g.hands[1] == set(range(0, 20, 2))  # non-dealer gets deck[0], deck[2], ...
-    assert g.hands[0] == set(range(1, 20, 2))
-    assert g.upcard == 20 and g.pile == [20] and g.knock_limit == 8  # 8h
-    assert g.stock_size == 31 and g.stock[0] == 21
-    assert (g.phase, g.current_player, g.legal_actions()) == (Phase.OFFER_NONDEALER, 1, [TAKE_DISCARD, PASS])
-    g.step(PASS)
-    assert (g.phase, g.current_player, g.legal_actions()) == (Phase.OFFER_DEALER, 0, [TAKE_DISCARD, PASS])
-    assert g.declined[1] == {20}
-    g.step(PASS)
-    assert (g.phase, g.current_player, g.legal_actions()) == (Phase.FORCED_DRAW, 1, [DRAW_STOCK])
-    g.step(DRAW_STOCK)
-    assert g.phase == Phase.DISCARD and 21 in g.hands[1] and g.stock_size == 30
-    g.step(discard_action(21))
-    assert (g.phase, g.current_player, g.legal_actions()) == (Phase.DRAW, 0, [DRAW_STOCK, TAKE_DISCARD])
-    assert g.pile == [20, 21] and g.discarded[1] == {21} and g.turns == 1
-
-
-def test_dealer_takes_upcard() -> None:
-    g = ReferenceGame(Rules(), list(range(52)), dealer=1)
-    play(g, [PASS, TAKE_DISCARD])
-    assert g.current_player == 1 and g.phase == Phase.DISCARD and 20 in g.hands[1] and g.pile == []
-    assert g.taken_and_held[1] == {20} and g.declined[0] == {20}
-    assert discard_action(20) not in g.legal_actions()
-    g.step(discard_action(1))
-    assert g.current_player == 0 and g.phase == Phase.DRAW and g.turns == 1
-
-
-@pytest.mark.parametrize("allowed", [False, True])
-def test_taken_card_may_not_be_discarded(allowed: bool) -> None:
-    g = ReferenceGame(Rules(discard_taken_card=allowed), make_deck(**UNDERCUT_DEAL), dealer=0)
-    g.step(TAKE_DISCARD)
-    d3 = parse_card("3d")
-    assert (discard_action(d3) in g.legal_actions()) == allowed
-    # knocking while discarding 3d would leave Kh: 10 > 3, never legal here
-    assert knock_action(d3) not in g.legal_actions()
-    assert knock_action(parse_card("Kh")) in g.legal_actions()
-    assert knock_action(parse_card("As")) not in g.legal_actions()
-
-
-@pytest.mark.parametrize("spade_double, points", [(False, 76), (True, 152)])
-def test_gin_scoring(spade_double: bool, points: int) -> None:
-    # Both pass on the 9s (a spade), the non-dealer draws 5c and knocks it face down: gin.
-    g = ReferenceGame(Rules(spade_double=spade_double), make_deck(**GIN_DEAL), dealer=0)
-    play(g, [PASS, PASS, DRAW_STOCK, knock_action(parse_card("5c"))])
-    r = g.last_result
-    assert g.over and g.terminated and not g.truncated and g.phase == Phase.OVER and g.current_player == -1
-    assert (r["knocker"], r["winner"], r["gin"], r["undercut"], r["void"]) == (1, 1, True, False, False)
-    assert r["deadwood"] == [51, 0] and r["points"] == [0, points] and g.scores == [0, points]
-    assert r["spade_doubled"] == spade_double and r["knock_card"] == parse_card("5c")
-    assert g.last_rewards == [-points, points]
-
-
-@pytest.mark.parametrize("dealer_last, d, points", [("2h", 2, 11), ("3h", 3, 10)])
-def test_undercut_scoring(dealer_last: str, d: int, points: int) -> None:
-    deal = dict(UNDERCUT_DEAL, dealer=UNDERCUT_DEAL["dealer"].replace("2h", dealer_last))
-    g = ReferenceGame(Rules(), make_deck(**deal), dealer=0)
-    play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
-    r = g.last_result
-    assert (r["knocker"], r["winner"], r["gin"], r["undercut"]) == (1, 0, False, True)
-    assert r["deadwood"] == [d, 3] and r["points"] == [points, 0]
-
-
-def test_ace_upcard_means_gin_only() -> None:
-    deck = make_deck("2s 3s 4s 7h 7d 7c Jd Qd Kd 5c", "5s 7s 2h 2d 2c Kh Kc 6d 9c 4h", upcard="Ad", stock="As")
-    g = ReferenceGame(Rules(), deck, 0)
-    assert g.knock_limit == 0
-    play(g, [PASS, PASS, DRAW_STOCK])
-    knocks = [a - KNOCK for a in g.legal_actions() if KNOCK <= a < DRAW_STOCK]
-    assert knocks == [parse_card("5c")]  # only the gin knock
-    assert ReferenceGame(Rules(knock_limit=10), g.deck, 0).knock_limit == 10
-
-
-def draw_and_discard_drawn(g: ReferenceGame) -> None:
-    """Everyone passes, then each turn draws the stock and discards what was drawn."""
-    play(g, [PASS, PASS])
-    while not g.over and g.hand_count == 1:
-        g.step(DRAW_STOCK)
-        drawn = g.deck[g.stock_next - 1]
-        g.step(drawn)
-
-
-def test_wall_is_void() -> None:
-    g = ReferenceGame(Rules(), list(range(52)), dealer=0)
-    draw_and_discard_drawn(g)
-    r = g.last_result
-    assert g.stock_size == 2 and g.turns == 29
-    assert g.over and g.terminated and not g.truncated
-    assert r["void"] and not r["truncated_hand"] and r["knocker"] == -1 and r["winner"] == -1 and r["points"] == [0, 0]
-    assert r["deadwood"] == [reference_deadwood(g.hands[0]), reference_deadwood(g.hands[1])]
-
-
-@pytest.mark.parametrize("cap, truncated", [(1, True), (5, True), (28, True), (29, False), (30, False)])
-def test_turn_cap(cap: int, truncated: bool) -> None:
-    # With 31 stock cards the wall comes after turn 29; the wall is checked first.
-    g = ReferenceGame(Rules(max_turns_per_hand=cap), list(range(52)), dealer=0)
-    draw_and_discard_drawn(g)
-    assert g.over and g.truncated == truncated and g.terminated == (not truncated)
-    assert g.turns == min(cap, 29) and g.last_result["void"]
-    assert g.last_result["truncated_hand"] == truncated
-
-
-def test_offer_take_is_a_turn() -> None:
-    g = ReferenceGame(Rules(max_turns_per_hand=1), list(range(52)), dealer=0)
-    play(g, [TAKE_DISCARD, discard_action(0)])
-    assert g.over and g.truncated and g.turns == 1
-
-
-@pytest.mark.parametrize("next_dealer, expected", [("winner", 0), ("loser", 1), ("alternate", 1)])
-def test_game_next_dealer(next_dealer: str, expected: int) -> None:
-    decks = [list(range(52))]
-    g = ReferenceGame(Rules(next_dealer=next_dealer), make_deck(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
-    play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])  # dealer 0 wins by undercut: 11
-    assert not g.over and g.hand_count == 2 and g.dealer == expected
-    assert g.scores == [11, 0] and g.hands_won == [1, 0] and g.last_rewards == [11, -11]
-    assert g.phase == Phase.OFFER_NONDEALER and g.current_player == 1 - expected
-    assert g.last_result["scores"] == [11, 0] and not g.last_result["game_over"]
-
-
-def test_game_void_keeps_dealer_and_scores() -> None:
-    decks = [list(range(52)), list(range(52))]
-    g = ReferenceGame(Rules(), list(range(52)), 1, "game", next_deck=decks.pop)
-    draw_and_discard_drawn(g)
-    assert not g.over and not g.truncated and g.hand_count == 2 and g.dealer == 1 and g.scores == [0, 0]
-    assert g.last_result["void"] and g.last_rewards == [0, 0]
-
-
-def test_game_turn_cap_is_not_truncation() -> None:
-    decks = [list(range(52))]
-    g = ReferenceGame(Rules(max_turns_per_hand=3), list(range(52)), 1, "game", next_deck=decks.pop)
-    draw_and_discard_drawn(g)
-    assert not g.over and not g.truncated and g.last_result["truncated_hand"] and g.dealer == 1
-
-
-@pytest.mark.parametrize("game_bonuses, final", [(False, [11, 0]), (True, [(11 + 25 + 100) * 2, 0])])
-def test_game_end_and_bonuses(game_bonuses: bool, final: list[int]) -> None:
-    g = ReferenceGame(Rules(target_score=11, game_bonuses=game_bonuses), make_deck(**UNDERCUT_DEAL), 0, "game")
-    play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
-    r = g.last_result
-    assert g.over and g.terminated and r["game_over"] and r["game_winner"] == 0
-    assert g.scores == final and r["scores"] == final and r["points"] == [11, 0]
-    assert g.last_rewards == [final[0] - final[1], final[1] - final[0]]
-
-
 def test_game_bonuses_without_shutout() -> None:
-    # Hand 1: the dealer (0) undercuts for 11; the winner deals hand 2, where player 1
-    # (now non-dealer) goes gin for 76 and reaches the target of 50.
-    decks = [make_deck(**GIN_DEAL)]
+    # Hand 1: the dealer (0) undercuts for 11 (UNDERCUT3_STORY); the winner deals hand 2 (a
+    # given deck, which only the reference accepts for later hands), where player 1 (now
+    # non-dealer) goes gin for 76 (GIN_DEAL) and reaches the target of 50.
+    decks = [GIN_DEAL]
     rules = Rules(target_score=50, game_bonuses=True)
-    g = ReferenceGame(rules, make_deck(**UNDERCUT_DEAL), 0, "game", next_deck=decks.pop)
+    g = ReferenceGame(rules, deck_from(**UNDERCUT3), 0, "game", next_deck=decks.pop)
     play(g, [TAKE_DISCARD, knock_action(parse_card("Kh"))])
     assert g.dealer == 0
     play(g, [PASS, PASS, DRAW_STOCK, knock_action(parse_card("5c"))])

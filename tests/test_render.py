@@ -12,7 +12,7 @@ import pytest
 import okgin_env
 from okgin_env import SingleAgentEnv, VectorGame
 from okgin_env.actions import DRAW_STOCK, PASS, TAKE_DISCARD, discard_action, knock_action
-from okgin_env.cards import parse_card, parse_cards
+from okgin_env.cards import deck_from, parse_card
 from okgin_env.render import (LastAction, card_str, hand_result_info, knock_limit_words, record_action,
                               render_hand_result, render_player_view, score_line)
 from okgin_env.rules import Rules
@@ -22,17 +22,10 @@ JUNK = "Kh Qd Js Tc 8d 6s 5c 4d 3c 2h"
 RED, RESET = "\x1b[31m", "\x1b[0m"
 
 
-def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    hands = parse_cards(nondealer), parse_cards(dealer)
-    head = [parse_card(upcard), *parse_cards(stock)]
-    fixed = {*hands[0], *hands[1], *head}
-    return [c for pair in zip(*hands) for c in pair] + head + [c for c in range(52) if c not in fixed]
-
-
 def play(nondealer, dealer, upcard, stock, actions, rules=None):
     """VectorGame(1) with player 1 dealing; returns (game, last StepOutput)."""
     game = VectorGame(1, rules or Rules())
-    out = game.reset(decks=make_deck(nondealer, dealer, upcard, stock), dealers=1)
+    out = game.reset(decks=deck_from(nondealer, dealer, upcard, stock), dealers=1)
     for a in actions:
         out = game.step(np.array([a]))
     return game, out
@@ -106,7 +99,7 @@ def test_player_view_groups_melds_and_shows_the_table():
     assert "Discard pile: 7♥ on top (1 card)   Stock: 31 cards" in text
     assert "Knock limit: 7 (from the upcard 7♥)" in text
     assert "Last actions: (none yet)" in text
-    out = game.step(np.array([TAKE_DISCARD]))
+    game.step(np.array([TAKE_DISCARD]))
     text = render_player_view(game.state, 0, last_actions=[LastAction(TAKE_DISCARD, parse_card("7h")), None])
     assert "Taken from the pile this turn (may not be discarded): 7♥" in text
     assert "Last actions: player_0 took 7♥" in text
@@ -147,7 +140,7 @@ def test_last_action_words():
 # ------------------------------------------------------------------- through the envs
 
 def test_aec_render_modes(capsys):
-    deck = make_deck(KNOCKER, "4s 8h 9h Ks Kh Kd Qc Jc Tc 2d", "7h")
+    deck = deck_from(KNOCKER, "4s 8h 9h Ks Kh Kd Qc Jc Tc 2d", "7h")
     e = okgin_env.env(render_mode="ansi")
     e.reset(options={"deck": deck, "dealer": 1})
     e.step(TAKE_DISCARD)
@@ -167,7 +160,7 @@ def test_aec_render_modes(capsys):
 
 def test_single_agent_render_names_the_learner():
     env = SingleAgentEnv(opponent="random", seat=0, render_mode="ansi")
-    env.reset(seed=0, options={"deck": make_deck(KNOCKER, JUNK, "7h"), "dealer": 1})
+    env.reset(seed=0, options={"deck": deck_from(KNOCKER, JUNK, "7h"), "dealer": 1})
     text = env.render()
     assert "View of you -- you to act" in text
     env.step(TAKE_DISCARD)
