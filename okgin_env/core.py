@@ -127,6 +127,13 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
+    def clear(self) -> None:
+        """Back to the state of a fresh ``HandResult`` (for reused outputs)."""
+        self.ints.fill(-1)
+        self.bools.fill(False)
+        self.cards.fill(False)
+        self.meld_id.fill(-1)
+
     # Views are made on access, so a step pays for four allocations, not twenty.
     knocker = property(lambda self: self.ints[:, RI_KNOCKER])
     winner = property(lambda self: self.ints[:, RI_WINNER])
@@ -456,10 +463,14 @@ class VectorGame:
     ``autoreset=True`` a finished game is dealt anew inside the same ``step`` call: that call's
     flags, rewards and result describe the ending, its observation, mask and current player the
     new game.
+
+    ``reuse_outputs=True`` makes ``step`` write its rewards, flags and result into the same
+    arrays every call (the observation, mask and current player stay fresh): it saves the
+    allocations that dominate a one-game step, for callers that read them before stepping again.
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, episode: str = "hand",
-                 autoreset: bool = False, seed: int | None = None) -> None:
+                 autoreset: bool = False, seed: int | None = None, reuse_outputs: bool = False) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
         if rules is None:
@@ -481,6 +492,10 @@ class VectorGame:
         self._all = np.arange(self.num_games)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
+        # step's output buffers when reused (``_new_outputs``); they need
+        # clearing only after a step that ended something (the kernel writes them only then)
+        self._outputs = self._new_outputs() if reuse_outputs else None
+        self._dirty = False
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
@@ -549,32 +564,47 @@ class VectorGame:
         return arr.astype(np.int8)
 
     # --------------------------------------------------------------------- step
-    def step(self, actions: Sequence[int] | np.ndarray) -> StepOutput:
-        """Apply one action per game (ignored in finished games) and return the new view."""
+    def step(self, actions: Sequence[int] | np.ndarray, checked: bool = False) -> StepOutput:
+        """Apply one action per game (ignored in finished games) and return the new view.
+
+        ``checked=True`` skips the legality check, for callers that have just checked the
+        actions against ``legal_action_mask`` themselves.
+        """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
-        a = a.astype(np.int64)
-        bad = _first_illegal(a, self._mask, s.done)
-        if bad >= 0:
-            self._illegal(bad, int(a[bad]))
-        n = self.num_games
-        rewards = np.zeros((n, 2), np.float32)
-        flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = flags.T
-        next_dealer = np.zeros(n, np.int8)
-        r = HandResult(n)
+        a = a.astype(np.int64, copy=False)
+        if not checked:
+            bad = _first_illegal(a, self._mask, s.done)
+            if bad >= 0:
+                self._illegal(bad, int(a[bad]))
+        if self._outputs is None:
+            rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._new_outputs()
+        else:
+            rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._outputs
+            if self._dirty:
+                rewards.fill(0)
+                flags.fill(False)
+                r.clear()
         deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
                      s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
                      s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
                      s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+        self._dirty = bool(deals or over)
         if deals:
             idx = np.flatnonzero(need_deal)
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
         if self.autoreset and over:
             self._new_games(np.flatnonzero(terminated | truncated))
         return self._output(rewards, r, terminated, truncated, hand_over)
+
+    def _new_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, HandResult, tuple[np.ndarray, ...]]:
+        """Fresh (rewards, flags, next_dealer, result, flag columns) arrays for ``_step_kernel``."""
+        n = self.num_games
+        flags = np.zeros((n, 4), bool)
+        columns = tuple(flags[:, k] for k in range(4))  # terminated, truncated, hand_over, need_deal
+        return np.zeros((n, 2), np.float32), flags, np.zeros(n, np.int8), HandResult(n), columns
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
