@@ -178,7 +178,7 @@ def _forwarding_property(name: str, check_reset: bool) -> property:
     return property(get)
 
 
-def _fast_wrapper(base: type, check_reset: bool = False) -> type:
+def _fast_wrapper(base: type, check_reset: bool = False, **methods: Any) -> type:
     def __init__(self, env_, *args, **kwargs):
         self._raw = env_.unwrapped
         base.__init__(self, env_, *args, **kwargs)
@@ -186,12 +186,67 @@ def _fast_wrapper(base: type, check_reset: bool = False) -> type:
     namespace = {"__init__": __init__, "__str__": lambda self: str(self.env), "__doc__": base.__doc__,
                  "__module__": __name__, "__qualname__": base.__qualname__}
     namespace.update({n: _forwarding_property(n, check_reset) for n in _FORWARDED})
+    namespace.update(methods)
     return type(base.__name__, (base,), namespace)
 
 
-TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper)
-AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper)
-OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True)
+# The per-step methods below take the common case (a legal action of a live agent, after reset)
+# in one frame reading the raw env directly, and hand every other case to PettingZoo's own
+# method, so errors, warnings and illegal-move handling stay PettingZoo's.
+
+def _terminate_illegal_observe(self, agent):
+    obs = self.env.observe(agent)
+    raw = self._raw
+    if agent == raw.agent_selection:
+        self._prev_obs = obs
+        self._prev_info = raw.infos.get(agent, {})
+    return obs
+
+
+def _terminate_illegal_step(self, action):
+    raw = self._raw
+    agent = raw.agent_selection
+    prev = self._prev_obs
+    if (type(action) is int and type(prev) is dict and "action_mask" in prev and not self._terminated
+            and not raw.terminations[agent] and not raw.truncations[agent] and prev["action_mask"][action]):
+        self._prev_obs = self._prev_info = None
+        self.env.step(action)
+    else:
+        wrappers.TerminateIllegalWrapper.step(self, action)
+
+
+def _assert_in_bounds_step(self, action):
+    raw = self._raw
+    if type(action) is int and raw.action_space(raw.agent_selection).contains(action):
+        self.env.step(action)
+    else:
+        wrappers.AssertOutOfBoundsWrapper.step(self, action)
+
+
+def _order_enforcing_step(self, action):
+    if self._has_reset and self._raw.agents:
+        self._has_updated = True
+        self.env.step(action)
+    else:
+        wrappers.OrderEnforcingWrapper.step(self, action)
+
+
+def _order_enforcing_last(self, observe: bool = True):
+    """``AECEnv.last``, reading the raw env's dicts directly."""
+    if not self._has_reset:
+        raise AttributeError("agent_selection cannot be accessed before reset")
+    raw = self._raw
+    agent = raw.agent_selection
+    assert agent is not None
+    obs = self.env.observe(agent) if observe else None
+    return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
+
+
+TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper, observe=_terminate_illegal_observe,
+                                        step=_terminate_illegal_step)
+AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper, step=_assert_in_bounds_step)
+OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True, step=_order_enforcing_step,
+                                      last=_order_enforcing_last)
 
 
 class _ActionSpace(spaces.Discrete):
@@ -221,7 +276,7 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.config = EnvConfig.from_options(options, learner=False)
         self.rules = self.config.rules
-        self.game = VectorGame(1, self.rules, episode=self.config.episode)
+        self.game = VectorGame(1, self.rules, episode=self.config.episode, reuse_outputs=True)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
         self.observation_spaces = {
@@ -276,11 +331,14 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         player = self._player
-        a = self._check_action(action)
+        if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action]:
+            a = action  # the common case, without building an error message's context
+        else:
+            a = self._check_action(action)
         if self.render_mode is not None:
             self._last_actions[player] = record_action(self.game.state, 0, a)
         self._act[0] = a
-        out = self.game.step(self._act)
+        out = self.game.step(self._act, checked=True)  # _check_action checked it
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
