@@ -6,7 +6,7 @@ Agents              ``agents = ["player_0", "player_1"]`` (agent i is core playe
 Actions             ``Discrete(107)`` (``okgin_env.actions``; see below)
 Observations        ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``
 State               ``state()``: ``Box(float32, (STATE_SIZE,))``, both hands and the stock order
-Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human"]``, ``is_parallelizable=False``
+Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human", "rgb_array"]``, ``is_parallelizable=False``
 ==================  ==========================================================================
 
 The rules are those of ``RULES.md`` and live in ``okgin_env.core``: this module only
@@ -76,6 +76,7 @@ from .options import EnvConfig, observation_box, parse_reset_options, score_boun
 from .registration import register_envs
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
+from .render_rgb import render_rgb as rgb_frame
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
@@ -266,7 +267,8 @@ _ZERO_MASK.flags.writeable = False
 class raw_env(AECEnv, EzPickle):
     """Oklahoma Gin for two agents, one ``VectorGame(1, ...)`` underneath (see the module docstring)."""
 
-    metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
+                "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         EzPickle.__init__(self, render_mode=render_mode, **options)
@@ -413,8 +415,19 @@ class raw_env(AECEnv, EzPickle):
         return encode_state(self.game, 0)
 
     # ------------------------------------------------------------------- render
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The text of ``render_text`` ("ansi"), printed ("human"), or the ``render_rgb`` picture
+        from the seat of the agent to act ("rgb_array")."""
+        if self.render_mode == "rgb_array":
+            return self.render_rgb()
         return render_in_mode(self.render_mode, self.render_text)
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """(H, W, 3) uint8 picture of the table from ``player``'s seat (default: the agent to act),
+        with the latest hand's result once one has ended."""
+        p = AGENTS.index(self.agent_selection) if player is None else player
+        return rgb_frame(self.game.state, p, self.rules, episode=self.config.episode, last_hand=self._last_hand,
+                         last_actions=self._last_actions)
 
     def render_text(self, color: bool = False, player: int | None = None) -> str:
         """The acting player's view (or ``player``'s), after the last hand's result if one just ended."""
