@@ -12,7 +12,8 @@ says in text, laid out as a card table:
 * the top of the discard pile as a card, the stock size, the knock limit (and the upcard
   that set it), the scores (game episodes), the opponent's card count and both players'
   last actions;
-* with ``last_hand`` (a ``render.hand_result_info`` dict), the last hand's result.
+* with ``last_hand`` (a ``render.hand_result_info`` dict), the last hand's result and the
+  hand the other player showed.
 
 No pygame and no font files: text is drawn from ``FONT``, a 5x7 bitmap font (and 7x7 suit
 glyphs) defined once below, with numpy slice assignments only. Text bitmaps and card faces
@@ -26,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, RANK_CHARS, SUIT_SYMBOLS, card_pretty, cards_of
+from .cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, RANK_CHARS, SUIT_SYMBOLS, card_pretty, cards_of, parse_card
 from .core import UPCARD_POS, GameState, Phase
 from .render import NAMES, LastAction, meld_groups, score_line
 from .rules import Rules
@@ -190,8 +191,8 @@ def _wrap(text: str, width: int) -> list[str]:
     return lines + ([line] if line else [])
 
 
-def _result_lines(info: dict[str, Any], names: Sequence[str]) -> list[str]:
-    """Headline, score line and totals of a ``hand_result_info`` dict."""
+def _result_lines(info: dict[str, Any], names: Sequence[str], player: int) -> list[str]:
+    """Headline, score line, totals and the other player's shown hand of a ``hand_result_info`` dict."""
     k = info["knocker"]
     if info["void"]:
         head = "void hand"
@@ -205,7 +206,8 @@ def _result_lines(info: dict[str, Any], names: Sequence[str]) -> list[str]:
         tail = f"game over: {names[w]} wins {s[w]} to {s[1 - w]}"
     else:
         tail = f"totals: {names[0]} {s[0]}, {names[1]} {s[1]}"
-    return [f"last hand: {head}", score_line(info, names), tail]
+    other = " ".join(card_pretty(parse_card(t)) for t in info["hands"][1 - player])
+    return [f"last hand: {head}", score_line(info, names), tail, f"{names[1 - player]} held {other}"]
 
 
 def render_rgb(state: GameState, player: int, rules: Rules | None = None, *, game: int = 0,
@@ -287,7 +289,7 @@ def render_rgb(state: GameState, player: int, rules: Rules | None = None, *, gam
     if last_hand is not None:
         y = 246
         _rect(img, 0, y - 6, WIDTH, 2, _DIM)
-        wrapped = [w for line in _result_lines(last_hand, names) for w in _wrap(line, (WIDTH - 20) // 12)]
+        wrapped = [w for line in _result_lines(last_hand, names, p) for w in _wrap(line, (WIDTH - 20) // 12)]
         for i, line in enumerate(wrapped[:5]):
-            draw_text(img, 10, y + 20 * i, line, _GOLD if i == 0 else _INK)
+            draw_text(img, 10, y + 19 * i, line, _GOLD if i == 0 else _INK)
     return img
