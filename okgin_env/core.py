@@ -496,6 +496,7 @@ class VectorGame:
         # clearing only after a step that ended something (the kernel writes them only then)
         self._outputs = self._new_outputs() if reuse_outputs else None
         self._dirty = False
+        self._bound: tuple | None = None  # see _bound_args
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
@@ -581,16 +582,15 @@ class VectorGame:
                 self._illegal(bad, int(a[bad]))
         if self._outputs is None:
             rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._new_outputs()
+            args = self._step_args(rewards, flags, next_dealer, r)
         else:
             rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._outputs
             if self._dirty:
                 rewards.fill(0)
                 flags.fill(False)
                 r.clear()
-        deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
-                     s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
-                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+            args = self._bound_args()[0]
+        deals, over = _step_kernel(a, *args)
         self._dirty = bool(deals or over)
         if deals:
             idx = np.flatnonzero(need_deal)
@@ -598,6 +598,30 @@ class VectorGame:
         if self.autoreset and over:
             self._new_games(np.flatnonzero(terminated | truncated))
         return self._output(rewards, r, terminated, truncated, hand_over)
+
+    def _step_args(self, rewards, flags, next_dealer, r) -> tuple:
+        """``_step_kernel``'s arguments after the actions."""
+        s = self.state
+        return (self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
+                s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
+                s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
+                s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+
+    def _view_args(self, write_mask: bool, obs: np.ndarray) -> tuple:
+        """``_observe_kernel``'s arguments after the players."""
+        s = self.state
+        return (write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile, s.pile_size, s.stock_next, s.dealer,
+                s.current_player, s.phase, s.taken_card, s.knock_limit, s.scores, s.taken, s.discarded,
+                s.declined, s.done, obs, self._mask)
+
+    def _bound_args(self) -> tuple[tuple, tuple, np.ndarray, np.ndarray]:
+        """With reused outputs: (step args, mover's view args, its players, its obs buffer), built
+        once per ``state`` object; collecting some 50 arrays again costs more than a small step."""
+        if self._bound is None or self._bound[0] is not self.state:
+            players, obs = np.empty(self.num_games, np.int64), np.empty((self.num_games, OBS_SIZE), np.float32)
+            step_args = self._step_args(*self._outputs[:4])
+            self._bound = (self.state, step_args, self._view_args(True, obs), players, obs)
+        return self._bound[1:]
 
     def _new_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, HandResult, tuple[np.ndarray, ...]]:
         """Fresh (rewards, flags, next_dealer, result, flag columns) arrays for ``_step_kernel``."""
@@ -615,12 +639,18 @@ class VectorGame:
 
     # ------------------------------------------------------------- observation
     def _view(self, players: np.ndarray, write_mask: bool) -> np.ndarray:
-        s = self.state
         obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        _observe_kernel(players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
-                        s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
-                        s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
+        _observe_kernel(players.astype(np.int64), *self._view_args(write_mask, obs))
         return obs
+
+    def _mover_view(self) -> np.ndarray:
+        """The mover's observation (and the mask into ``_mask``)."""
+        if self._outputs is None:
+            return self._view(self.state.current_player, write_mask=True)
+        _, args, players, obs = self._bound_args()
+        players[:] = self.state.current_player
+        _observe_kernel(players, *args)
+        return obs.copy()
 
     def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
         """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover)."""
@@ -632,7 +662,7 @@ class VectorGame:
         return self._view(arr, write_mask=False)
 
     def _output(self, rewards, result, terminated, truncated, hand_over) -> StepOutput:
-        obs = self._view(self.state.current_player, write_mask=True)
+        obs = self._mover_view()
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, rewards, terminated,
                           truncated, hand_over, result)
 
