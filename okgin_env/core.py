@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import Sequence
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -582,15 +583,16 @@ class VectorGame:
                 self._illegal(bad, int(a[bad]))
         if self._outputs is None:
             rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._new_outputs()
-            args = self._step_args(rewards, flags, next_dealer, r)
+            args, kernel = self._step_args(rewards, flags, next_dealer, r), _step_kernel
         else:
             rewards, flags, next_dealer, r, (terminated, truncated, hand_over, need_deal) = self._outputs
             if self._dirty:
                 rewards.fill(0)
                 flags.fill(False)
                 r.clear()
-            args = self._bound_args()[0]
-        deals, over = _step_kernel(a, *args)
+            args, kernel = self._bound_args()[0], self._bound[5]
+            a = np.ascontiguousarray(a)  # the compiled kernel reads it as a C array without checking
+        deals, over = kernel(a, *args)
         self._dirty = bool(deals or over)
         if deals:
             idx = np.flatnonzero(need_deal)
@@ -614,13 +616,16 @@ class VectorGame:
                 s.current_player, s.phase, s.taken_card, s.knock_limit, s.scores, s.taken, s.discarded,
                 s.declined, s.done, obs, self._mask)
 
-    def _bound_args(self) -> tuple[tuple, tuple, np.ndarray, np.ndarray]:
-        """With reused outputs: (step args, mover's view args, its players, its obs buffer), built
-        once per ``state`` object; collecting some 50 arrays again costs more than a small step."""
+    def _bound_args(self) -> tuple:
+        """With reused outputs: (step args, mover's view args, its players, its obs buffer, step
+        kernel, observe kernel), built once per ``state`` object: collecting some 50 arrays again,
+        and numba's typing of each of them, cost more than a small step's work."""
         if self._bound is None or self._bound[0] is not self.state:
             players, obs = np.empty(self.num_games, np.int64), np.empty((self.num_games, OBS_SIZE), np.float32)
             step_args = self._step_args(*self._outputs[:4])
-            self._bound = (self.state, step_args, self._view_args(True, obs), players, obs)
+            view_args = self._view_args(True, obs)
+            self._bound = (self.state, step_args, view_args, players, obs,
+                           _compiled(_step_kernel, (players, *step_args)), _compiled(_observe_kernel, (players, *view_args)))
         return self._bound[1:]
 
     def _new_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, HandResult, tuple[np.ndarray, ...]]:
@@ -647,9 +652,9 @@ class VectorGame:
         """The mover's observation (and the mask into ``_mask``)."""
         if self._outputs is None:
             return self._view(self.state.current_player, write_mask=True)
-        _, args, players, obs = self._bound_args()
+        _, args, players, obs, _, kernel = self._bound_args()
         players[:] = self.state.current_player
-        _observe_kernel(players, *args)
+        kernel(players, *args)
         return obs.copy()
 
     def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
@@ -672,6 +677,18 @@ class VectorGame:
         v = self._mask.view()
         v.flags.writeable = False
         return v
+
+
+def _compiled(kernel, args: tuple):
+    """``kernel``'s compiled entry point for the types of ``args``, which skips the dispatcher's
+    typing of every argument at each call; only for arguments whose types never change (the
+    entry point does not check them). Falls back to ``kernel`` where numba offers no entry point."""
+    try:
+        sig = tuple(numba.typeof(x) for x in args)
+        kernel.compile(sig)
+        return kernel.overloads[sig].entry_point
+    except (AttributeError, KeyError, TypeError):  # numba internals moved: the plain dispatcher
+        return kernel
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
