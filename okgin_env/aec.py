@@ -53,6 +53,13 @@ it stays until that agent's next ``step``.
 "Replaying a deal"): 52 card indices or card texts, ``deck[0]`` to the non-dealer; ``dealer``
 0 or 1. In game episodes they apply to the first hand.
 
+### Rendering
+
+``render_mode="ansi"`` returns the acting agent's view as text (``render.render_player_view``,
+after the hand's result when one just ended), ``"human"`` prints it, ``"rgb_array"`` returns
+``render_rgb.render_rgb``'s (352, 640, 3) uint8 picture from the acting agent's seat
+(``docs/rendering.md``).
+
 ### Version history
 
 * v0: initial release.
