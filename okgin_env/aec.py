@@ -6,7 +6,7 @@ Agents              ``agents = ["player_0", "player_1"]`` (agent i is core playe
 Actions             ``Discrete(107)`` (``okgin_env.actions``; see below)
 Observations        ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``
 State               ``state()``: ``Box(float32, (STATE_SIZE,))``, both hands and the stock order
-Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human"]``, ``is_parallelizable=False``
+Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human", "rgb_array"]``, ``is_parallelizable=False``
 ==================  ==========================================================================
 
 The rules are those of ``docs/RULES.md`` and live in ``okgin_env.core``: this module only
@@ -53,6 +53,13 @@ it stays until that agent's next ``step``.
 "Replaying a deal"): 52 card indices or card texts, ``deck[0]`` to the non-dealer; ``dealer``
 0 or 1. In game episodes they apply to the first hand.
 
+### Rendering
+
+``render_mode="ansi"`` returns the acting agent's view as text (``render.render_player_view``,
+after the hand's result when one just ended), ``"human"`` prints it, ``"rgb_array"`` returns
+``render_rgb.render_rgb``'s (352, 640, 3) uint8 picture from the acting agent's seat
+(``docs/rendering.md``).
+
 ### Version history
 
 * v0: initial release.
@@ -76,6 +83,7 @@ from .options import EnvConfig, observation_box, parse_reset_options, score_boun
 from .registration import register_envs
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
+from .render_rgb import render_rgb as rgb_frame
 from .rules import Rules
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
@@ -178,7 +186,7 @@ def _forwarding_property(name: str, check_reset: bool) -> property:
     return property(get)
 
 
-def _fast_wrapper(base: type, check_reset: bool = False) -> type:
+def _fast_wrapper(base: type, check_reset: bool = False, **methods: Any) -> type:
     def __init__(self, env_, *args, **kwargs):
         self._raw = env_.unwrapped
         base.__init__(self, env_, *args, **kwargs)
@@ -186,12 +194,67 @@ def _fast_wrapper(base: type, check_reset: bool = False) -> type:
     namespace = {"__init__": __init__, "__str__": lambda self: str(self.env), "__doc__": base.__doc__,
                  "__module__": __name__, "__qualname__": base.__qualname__}
     namespace.update({n: _forwarding_property(n, check_reset) for n in _FORWARDED})
+    namespace.update(methods)
     return type(base.__name__, (base,), namespace)
 
 
-TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper)
-AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper)
-OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True)
+# The per-step methods below take the common case (a legal action of a live agent, after reset)
+# in one frame reading the raw env directly, and hand every other case to PettingZoo's own
+# method, so errors, warnings and illegal-move handling stay PettingZoo's.
+
+def _terminate_illegal_observe(self, agent):
+    obs = self.env.observe(agent)
+    raw = self._raw
+    if agent == raw.agent_selection:
+        self._prev_obs = obs
+        self._prev_info = raw.infos.get(agent, {})
+    return obs
+
+
+def _terminate_illegal_step(self, action):
+    raw = self._raw
+    agent = raw.agent_selection
+    prev = self._prev_obs
+    if (type(action) is int and type(prev) is dict and "action_mask" in prev and not self._terminated
+            and not raw.terminations[agent] and not raw.truncations[agent] and prev["action_mask"][action]):
+        self._prev_obs = self._prev_info = None
+        self.env.step(action)
+    else:
+        wrappers.TerminateIllegalWrapper.step(self, action)
+
+
+def _assert_in_bounds_step(self, action):
+    raw = self._raw
+    if type(action) is int and raw.action_space(raw.agent_selection).contains(action):
+        self.env.step(action)
+    else:
+        wrappers.AssertOutOfBoundsWrapper.step(self, action)
+
+
+def _order_enforcing_step(self, action):
+    if self._has_reset and self._raw.agents:
+        self._has_updated = True
+        self.env.step(action)
+    else:
+        wrappers.OrderEnforcingWrapper.step(self, action)
+
+
+def _order_enforcing_last(self, observe: bool = True):
+    """``AECEnv.last``, reading the raw env's dicts directly."""
+    if not self._has_reset:
+        raise AttributeError("agent_selection cannot be accessed before reset")
+    raw = self._raw
+    agent = raw.agent_selection
+    assert agent is not None
+    obs = self.env.observe(agent) if observe else None
+    return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
+
+
+TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper, observe=_terminate_illegal_observe,
+                                        step=_terminate_illegal_step)
+AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper, step=_assert_in_bounds_step)
+OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True, step=_order_enforcing_step,
+                                      last=_order_enforcing_last)
 
 
 class _ActionSpace(spaces.Discrete):
@@ -211,7 +274,8 @@ _ZERO_MASK.flags.writeable = False
 class raw_env(AECEnv, EzPickle):
     """Oklahoma Gin for two agents, one ``VectorGame(1, ...)`` underneath (see the module docstring)."""
 
-    metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
+                "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         EzPickle.__init__(self, render_mode=render_mode, **options)
@@ -276,11 +340,14 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         player = self._player
-        a = self._check_action(action)
+        if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action]:
+            a = action  # the common case, without building an error message's context
+        else:
+            a = self._check_action(action)
         if self.render_mode is not None:
             self._last_actions[player] = record_action(self.game.state, 0, a)
         self._act[0] = a
-        out = self.game.step(self._act)
+        out = self.game.step(self._act, checked=True)  # _check_action checked it
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
@@ -355,8 +422,19 @@ class raw_env(AECEnv, EzPickle):
         return encode_state(self.game, 0)
 
     # ------------------------------------------------------------------- render
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The text of ``render_text`` ("ansi"), printed ("human"), or the ``render_rgb`` picture
+        from the seat of the agent to act ("rgb_array")."""
+        if self.render_mode == "rgb_array":
+            return self.render_rgb()
         return render_in_mode(self.render_mode, self.render_text)
+
+    def render_rgb(self, player: int | None = None) -> np.ndarray:
+        """(H, W, 3) uint8 picture of the table from ``player``'s seat (default: the agent to act),
+        with the latest hand's result once one has ended."""
+        p = AGENTS.index(self.agent_selection) if player is None else player
+        return rgb_frame(self.game.state, p, self.rules, episode=self.config.episode, last_hand=self._last_hand,
+                         last_actions=self._last_actions)
 
     def render_text(self, color: bool = False, player: int | None = None) -> str:
         """The acting player's view (or ``player``'s), after the last hand's result if one just ended."""

@@ -4,7 +4,10 @@ Prints decisions per second of uniformly random legal play through ``VectorGame`
 observation building and the random choice included) at several batch sizes, the Gymnasium
 vector env's learner steps per second (random learner against the random opponent, N=1024, the
 opponent's moves included) with its ratio to raw ``VectorGame`` play at the same N, the deadwood
-kernels' hands per second, and the AEC environment's decisions per second on one game.
+kernels' hands per second, and the AEC environment's decisions per second on one game next to
+an anchor measured in the same run: OpenSpiel's C++ ``gin_rummy`` (``oklahoma=True``) played the
+same way from Python, with the ratio AEC/OpenSpiel (skipped with a note without ``pyspiel``).
+On a shared machine the absolute figures move with the load; the ratio moves much less.
 """
 
 from __future__ import annotations
@@ -105,10 +108,47 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
     return steps / (time.perf_counter() - start)
 
 
+def bench_openspiel(seconds: float, seed: int = 0) -> float | None:
+    """Decisions per second of random legal play through OpenSpiel's ``gin_rummy`` (Oklahoma),
+    one game at a time from Python, or None without ``pyspiel``.
+
+    The loop mirrors ``bench_aec``: ``legal_actions()``, a uniform choice, ``apply_action``, a
+    new game at the end. Dealing is OpenSpiel's chance nodes (uniform over the remaining cards,
+    so chosen the same way); their time counts, but only player decisions are counted.
+    """
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("gin_rummy", {"oklahoma": True})
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+
+    def run(n: int) -> None:
+        nonlocal state
+        done = 0
+        while done < n:
+            if state.is_terminal():
+                state = game.new_initial_state()
+                continue
+            decision = not state.is_chance_node()
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+            done += decision
+
+    run(200)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        run(100)
+        steps += 100
+    return steps / (time.perf_counter() - start)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096], help="batch sizes")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the AEC env and OpenSpiel")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; numba threads: {__import__('numba').get_num_threads()}")
     print("random legal play through VectorGame (hand episodes, autoreset, mask + observation):")
@@ -128,9 +168,27 @@ def main() -> None:
     print("deadwood kernels at N=4096:")
     print(f"  hand_deadwood (10 cards):          {bench_kernel(melds.hand_deadwood, h10, args.seconds):14,.0f} hands/s")
     print(f"  deadwood_after_discard (11 cards): {bench_kernel(melds.deadwood_after_discard, h11, args.seconds):14,.0f} hands/s")
-    aec = bench_aec(args.seconds)
-    if aec is not None:
-        print(f"PettingZoo AEC env (env() with wrappers, one game): {aec:,.0f} decisions/s")
+    print("one game at a time from Python, random legal play:")
+    compare_one_game(args.seconds, args.rounds)
+
+
+def compare_one_game(seconds: float, rounds: int = 3) -> None:
+    """The AEC env against OpenSpiel in alternating rounds (so both see the same load); prints
+    each one's best round and the median of the per-round ratios."""
+    aec, anchor = [], []
+    for _ in range(rounds):
+        aec.append(bench_aec(seconds))
+        anchor.append(bench_openspiel(seconds))
+    if aec[0] is not None:
+        print(f"  PettingZoo AEC env (env() with wrappers): {max(aec):12,.0f} decisions/s")
+    if anchor[0] is None:
+        print("  OpenSpiel gin_rummy: skipped (pyspiel is not installed: pip install open_spiel)")
+        return
+    print(f"  OpenSpiel gin_rummy (C++, oklahoma):      {max(anchor):12,.0f} decisions/s")
+    if aec[0] is not None:
+        ratios = sorted(a / o for a, o in zip(aec, anchor))
+        print(f"  ratio AEC env / OpenSpiel: {ratios[len(ratios) // 2]:.2f}x (median of {rounds} alternating "
+              f"rounds; range {ratios[0]:.2f}-{ratios[-1]:.2f})")
 
 
 if __name__ == "__main__":

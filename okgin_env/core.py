@@ -574,7 +574,7 @@ class VectorGame:
 
     # --------------------------------------------------------------------- step
     def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None,
-             observation: np.ndarray | None = None) -> StepOutput:
+             observation: np.ndarray | None = None, checked: bool = False) -> StepOutput:
         """Apply one action per game (ignored in finished games) and return the new view.
 
         With ``games`` (a (N,) bool mask or game indices) only those games move: the others keep
@@ -585,6 +585,8 @@ class VectorGame:
         cover every game. ``observation``, a (N, OBS_SIZE) float32 C-contiguous array, receives
         the view in place of a new array (its rows of games that did not move are left as they
         are, so one buffer can follow every game); the output's ``observation`` is that array.
+        ``checked=True`` skips the legality check, for callers that have just checked the actions
+        against ``legal_action_mask`` themselves.
         """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
@@ -592,9 +594,10 @@ class VectorGame:
         s = self.state
         a = a.astype(np.int64)
         move = self._move_all if games is None else self._selection(games)
-        bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
-        if bad >= 0:
-            self._illegal(bad, int(a[bad]))
+        if not checked:
+            bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
+            if bad >= 0:
+                self._illegal(bad, int(a[bad]))
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
         flags = np.zeros((n, 4), bool)

@@ -104,7 +104,7 @@ def test_pettingzoo_render_test(episode, capsys):
 def test_metadata_spaces_and_agents():
     e = okgin_env.raw_env()
     assert e.metadata["name"] == "okgin_v0"
-    assert e.metadata["render_modes"] == ["ansi", "human"] and e.metadata["is_parallelizable"] is False
+    assert e.metadata["render_modes"] == ["ansi", "human", "rgb_array"] and e.metadata["is_parallelizable"] is False
     assert e.possible_agents == ["player_0", "player_1"]
     space = e.observation_space("player_0")
     assert space["observation"].shape == (OBS_SIZE,) and space["observation"].dtype == np.float32

@@ -1,0 +1,101 @@
+"""The speed paths change nothing observable: unchecked steps give the same play as the plain core, and ``env()``'s fused wrapper methods behave like PettingZoo's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pettingzoo.utils import wrappers
+
+from okgin_env.aec import env as make_env
+from okgin_env.aec import raw_env
+from okgin_env.core import VectorGame, random_legal_actions
+
+
+def _snapshot(out) -> tuple:
+    r = out.result
+    return (out.current_player.copy(), out.legal_action_mask.copy(), out.observation.copy(), out.rewards.copy(),
+            out.terminated.copy(), out.truncated.copy(), out.hand_over.copy(), r.ints.copy(), r.bools.copy(),
+            r.cards.copy(), r.meld_id.copy())
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_checked_steps_match_the_plain_core(episode):
+    """Two seeded 3-game cores, one plain and one with unchecked steps,
+    play the same random actions for 1500 steps (dozens of hands, autoreset included): every
+    output field agrees at every step."""
+    plain = VectorGame(3, episode=episode, autoreset=True, seed=7)
+    fast = VectorGame(3, episode=episode, autoreset=True, seed=7)
+    a, b = plain.reset(), fast.reset()
+    rng = np.random.default_rng(1)
+    ends = 0
+    for _ in range(1500):
+        for x, y in zip(_snapshot(a), _snapshot(b)):
+            np.testing.assert_array_equal(x, y)
+        act = random_legal_actions(a.legal_action_mask, rng)
+        a, b = plain.step(act), fast.step(act, checked=True)
+        ends += int(a.hand_over.sum())
+    assert ends > 20  # hand ends and autoresets were exercised
+
+
+def _pettingzoo_env(**options):
+    """``env()`` built from PettingZoo's own wrapper classes (the reference for the fused ones)."""
+    e = raw_env(**options)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def _play(e, seed: int, steps: int, illegal_at: int | None = None) -> list:
+    """Seeded random play through last()/step(); returns every last() (observations copied)."""
+    rng = np.random.default_rng(seed)
+    e.reset(seed=seed)
+    log = []
+    for t in range(steps):
+        obs, rew, term, trunc, info = e.last()
+        log.append((e.agent_selection, obs["observation"].copy(), obs["action_mask"].copy(), rew, term, trunc,
+                    sorted(info), dict(e.rewards), list(e.agents)))
+        if term or trunc:
+            e.step(None)
+            if not e.agents:
+                e.reset(seed=seed + t)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        if t == illegal_at:
+            e.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+        else:
+            e.step(int(legal[rng.integers(len(legal))]))
+    return log
+
+
+def _assert_same_logs(x: list, y: list) -> None:
+    assert len(x) == len(y)
+    for i, (u, v) in enumerate(zip(x, y)):
+        for a, b in zip(u, v):
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, b, err_msg=f"step {i}")
+            else:
+                assert a == b, f"step {i}: {a!r} != {b!r}"
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_env_wrappers_play_like_pettingzoos(episode):
+    """The same seeded 600 steps through ``env()`` and through PettingZoo's wrapper classes
+    give the same agent, observation, mask, rewards, flags and info keys at every step."""
+    _assert_same_logs(_play(make_env(episode=episode), 3, 600), _play(_pettingzoo_env(episode=episode), 3, 600))
+
+
+def test_env_wrappers_terminate_an_illegal_move_like_pettingzoos():
+    """An illegal action at step 5 ends the episode with -1 for the mover in both."""
+    ours = _play(make_env(), 4, 12, illegal_at=5)
+    theirs = _play(_pettingzoo_env(), 4, 12, illegal_at=5)
+    _assert_same_logs(ours, theirs)
+    assert any(min(entry[7].values()) == -1 for entry in ours)
+
+
+def test_env_wrappers_keep_pettingzoos_errors():
+    e = make_env()
+    with pytest.raises(AttributeError, match="before reset"):
+        e.last()
+    e.reset(seed=0)
+    with pytest.raises(AssertionError, match="not in action space"):
+        e.step(107)
