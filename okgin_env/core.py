@@ -23,6 +23,7 @@ game or per card while stepping.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, fields
 from enum import IntEnum
 from typing import Sequence
@@ -53,6 +54,15 @@ class Phase(IntEnum):
     DRAW = 3  #: start of a turn: draw the stock or take the top discard
     DISCARD = 4  #: after taking a card: discard or knock
     OVER = 5  #: the episode has ended
+
+
+# The phases as plain ints for the kernels (numba reads module globals, not enum members).
+PH_OFFER_NONDEALER = int(Phase.OFFER_NONDEALER)
+PH_OFFER_DEALER = int(Phase.OFFER_DEALER)
+PH_FORCED_DRAW = int(Phase.FORCED_DRAW)
+PH_DRAW = int(Phase.DRAW)
+PH_DISCARD = int(Phase.DISCARD)
+PH_OVER = int(Phase.OVER)
 
 
 @dataclass
@@ -94,6 +104,16 @@ class GameState:
     def copy(self) -> "GameState":
         return GameState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
+    def arrays(self) -> "StateArrays":
+        """The fields as a ``StateArrays`` named tuple: how kernels receive the state (by name)."""
+        return StateArrays(*(getattr(self, f.name) for f in fields(self)))
+
+
+#: GameState's arrays as one named tuple, fields in the same order: kernels take the whole state as
+#: one argument and read ``st.hands``, ``st.taken``, ... by name, so two same-typed arrays cannot be
+#: swapped at a call site. numba compiles attribute access on it to the same code as separate arguments.
+StateArrays = namedtuple("StateArrays", [f.name for f in fields(GameState)])
+
 
 # HandResult is backed by four packed arrays (few allocations per step); its fields are views.
 _R_INT = ("knocker", "winner", "game_winner", "upcard", "dealer", "knock_card", "deadwood0", "deadwood1",
@@ -102,6 +122,9 @@ _R_BOOL = ("gin", "undercut", "void", "truncated_hand", "spade_doubled", "game_o
 (RI_KNOCKER, RI_WINNER, RI_GAME_WINNER, RI_UPCARD, RI_DEALER, RI_KNOCK_CARD, RI_DEADWOOD, _, RI_POINTS, _,
  RI_SCORES, _) = range(len(_R_INT))
 RB_GIN, RB_UNDERCUT, RB_VOID, RB_TRUNC, RB_SPADE, RB_GAME_OVER = range(len(_R_BOOL))
+RC_LAID_OFF = 2  #: HandResult.cards[:, p] is player p's final hand (p = 0, 1); this row is laid_off
+#: HandResult's packed arrays as the kernels receive them (by name, like StateArrays).
+ResultArrays = namedtuple("ResultArrays", ("ints", "bools", "cards", "meld_id"))
 
 
 class HandResult:
@@ -127,6 +150,9 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
+    def arrays(self) -> ResultArrays:
+        return ResultArrays(self.ints, self.bools, self.cards, self.meld_id)
+
     # Views are made on access, so a step pays for four allocations, not twenty.
     knocker = property(lambda self: self.ints[:, RI_KNOCKER])
     winner = property(lambda self: self.ints[:, RI_WINNER])
@@ -144,7 +170,7 @@ class HandResult:
     spade_doubled = property(lambda self: self.bools[:, RB_SPADE])
     game_over = property(lambda self: self.bools[:, RB_GAME_OVER])
     hands = property(lambda self: self.cards[:, 0:2])
-    laid_off = property(lambda self: self.cards[:, 2])
+    laid_off = property(lambda self: self.cards[:, RC_LAID_OFF])
 
 
 @dataclass
@@ -166,6 +192,14 @@ RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_
     RP_TARGET, RP_GAME_BONUSES, RP_MAX_TURNS, RP_GAME_EPISODE = range(10)
 LINE_BONUS, GAME_BONUS = 25, 100
 
+# Per-game outputs of one step, as the step kernel receives them (by name, like StateArrays):
+# rewards (N, 2) float32; flags (N, 4) bool, columns F_*; next_dealer (N,) int8 dealer of the next
+# hand where F_NEED_DEAL; ended (N, 2) bool (terminated, truncated) of each finished episode.
+StepArrays = namedtuple("StepArrays", ("rewards", "flags", "next_dealer", "ended"))
+F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of StepArrays.flags
+# The meld tables the kernels use, read as globals (numba freezes them as constants).
+_RUN_DW, _RUN_MELDED, _RANK_POINTS = _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS
+
 
 def _rule_params(rules: Rules, episode: str) -> np.ndarray:
     return np.array([
@@ -176,42 +210,43 @@ def _rule_params(rules: Rules, episode: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- kernels
+# Kernels take the state as one StateArrays (``st``), a step's outputs as one StepArrays (``out``)
+# and HandResult's arrays as one ResultArrays (``res``), and read every field by name.
 
 @njit(cache=True)
-def _deal_kernel(idx, decks, dealers, rp, s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer,
-                 s_cur, s_phase, s_taken_card, s_knock_limit, s_turns, s_taken, s_discarded, s_declined, s_done):
+def _deal_kernel(idx, decks, dealers, rp, st):
     """Deal a new hand in games idx[j] from decks[j] with dealers[j]."""
     for j in range(idx.shape[0]):
         i = idx[j]
         d = dealers[j]
         for c in range(NUM_CARDS):
-            s_deck[i, c] = decks[j, c]
+            st.deck[i, c] = decks[j, c]
             for p in range(2):
-                s_hands[i, p, c] = False
-                s_taken[i, p, c] = False
-                s_discarded[i, p, c] = False
-                s_declined[i, p, c] = False
+                st.hands[i, p, c] = False
+                st.taken[i, p, c] = False
+                st.discarded[i, p, c] = False
+                st.declined[i, p, c] = False
         for k in range(UPCARD_POS):  # alternately, non-dealer first
-            s_hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+            st.hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
         up = decks[j, UPCARD_POS]
-        s_pile[i, 0] = up
-        s_pile_size[i] = 1
-        s_stock_next[i] = STOCK_START
-        s_dealer[i] = d
-        s_cur[i] = 1 - d
-        s_phase[i] = 0  # OFFER_NONDEALER
-        s_taken_card[i] = -1
-        s_turns[i] = 0
-        s_done[i] = False
+        st.pile[i, 0] = up
+        st.pile_size[i] = 1
+        st.stock_next[i] = STOCK_START
+        st.dealer[i] = d
+        st.current_player[i] = 1 - d
+        st.phase[i] = PH_OFFER_NONDEALER
+        st.taken_card[i] = -1
+        st.turns[i] = 0
+        st.done[i] = False
         rank = up % NUM_RANKS
-        s_knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+        st.knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
 
 
 @njit(cache=True)
-def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-              rewards, flags, next_dealer, r_int, r_bool):
+def _end_hand(i, knocker, winner, pts, void, cap, rp, st, res, out):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
-    before0, before1 = s_scores[i, 0], s_scores[i, 1]
+    scores, hands_won, r_int = st.scores, st.hands_won, res.ints
+    before0, before1 = scores[i, 0], scores[i, 1]
     game_ep = rp[RP_GAME_EPISODE] == 1
     game_over = False
     r_int[i, RI_POINTS] = 0
@@ -220,52 +255,49 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, s_scores, s_hands_won, s_d
         loser = 1 - winner
         r_int[i, RI_WINNER] = winner
         r_int[i, RI_POINTS + winner] = pts
-        s_scores[i, winner] += pts
-        s_hands_won[i, winner] += 1
-        if game_ep and s_scores[i, winner] >= rp[RP_TARGET]:
+        scores[i, winner] += pts
+        hands_won[i, winner] += 1
+        if game_ep and scores[i, winner] >= rp[RP_TARGET]:
             game_over = True
             if rp[RP_GAME_BONUSES] == 1:
-                s_scores[i, winner] += LINE_BONUS * s_hands_won[i, winner] + GAME_BONUS
-                s_scores[i, loser] += LINE_BONUS * s_hands_won[i, loser]
-                if s_hands_won[i, loser] == 0:
-                    s_scores[i, winner] *= 2
-            r_bool[i, RB_GAME_OVER] = True
+                scores[i, winner] += LINE_BONUS * hands_won[i, winner] + GAME_BONUS
+                scores[i, loser] += LINE_BONUS * hands_won[i, loser]
+                if hands_won[i, loser] == 0:
+                    scores[i, winner] *= 2
+            res.bools[i, RB_GAME_OVER] = True
             r_int[i, RI_GAME_WINNER] = winner
-    gain0 = s_scores[i, 0] - before0
-    gain1 = s_scores[i, 1] - before1
-    rewards[i, 0] = gain0 - gain1
-    rewards[i, 1] = gain1 - gain0
-    r_int[i, RI_SCORES] = s_scores[i, 0]
-    r_int[i, RI_SCORES + 1] = s_scores[i, 1]
+    gain0 = scores[i, 0] - before0
+    gain1 = scores[i, 1] - before1
+    out.rewards[i, 0] = gain0 - gain1
+    out.rewards[i, 1] = gain1 - gain0
+    r_int[i, RI_SCORES] = scores[i, 0]
+    r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        flags[i, 3] = True
+        out.flags[i, F_NEED_DEAL] = True
         if void:
-            next_dealer[i] = s_dealer[i]
+            out.next_dealer[i] = st.dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
-            next_dealer[i] = winner
+            out.next_dealer[i] = winner
         elif rp[RP_NEXT_DEALER] == 1:
-            next_dealer[i] = 1 - winner
+            out.next_dealer[i] = 1 - winner
         else:
-            next_dealer[i] = 1 - s_dealer[i]
+            out.next_dealer[i] = 1 - st.dealer[i]
     else:
-        s_done[i] = True
-        s_cur[i] = -1
-        s_phase[i] = 5  # OVER
+        st.done[i] = True
+        st.current_player[i] = -1
+        st.phase[i] = PH_OVER
         if cap and not game_ep:
-            flags[i, 1] = True
+            out.flags[i, F_TRUNCATED] = True
         else:
-            flags[i, 0] = True
+            out.flags[i, F_TERMINATED] = True
 
 
 @njit(cache=True)
-def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
-                 s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
-                 s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
-                 rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
+def _step_kernel(actions, rp, st, res, out):
     """Apply one action in every unfinished game (the action is legal: checked by the caller).
 
-    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's episode
-    ended (terminated, truncated), repeated in flags while it stays finished.
+    out.flags[i] = (terminated, truncated, hand_over, need_deal); out.ended[i] = how game i's
+    episode ended (terminated, truncated), repeated in flags while it stays finished.
     Returns (games needing a new deal, games whose episode is over).
     """
     km = np.empty(4, np.int64)
@@ -273,71 +305,73 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
     kd = np.empty(2, np.int64)
+    flags, ended, r_int, r_bool, r_cards = out.flags, out.ended, res.ints, res.bools, res.cards
+    hands, pile, pile_size = st.hands, st.pile, st.pile_size
     deals = 0
     for i in range(actions.shape[0]):
-        if s_done[i]:
-            flags[i, 0] = ended[i, 0]
-            flags[i, 1] = ended[i, 1]
+        if st.done[i]:
+            flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
+            flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
-        p = s_cur[i]
-        ph = s_phase[i]
+        p = st.current_player[i]
+        ph = st.phase[i]
         if a == TAKE_DISCARD:
-            top = s_pile[i, s_pile_size[i] - 1]
-            s_pile_size[i] -= 1
-            s_hands[i, p, top] = True
-            s_taken[i, p, top] = True
-            s_taken_card[i] = top
-            s_phase[i] = 4  # DISCARD
+            top = pile[i, pile_size[i] - 1]
+            pile_size[i] -= 1
+            hands[i, p, top] = True
+            st.taken[i, p, top] = True
+            st.taken_card[i] = top
+            st.phase[i] = PH_DISCARD
         elif a == PASS:
-            s_declined[i, p, s_pile[i, 0]] = True
-            s_phase[i] = 1 if ph == 0 else 2
-            s_cur[i] = 1 - p
+            st.declined[i, p, pile[i, 0]] = True
+            st.phase[i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
+            st.current_player[i] = 1 - p
         elif a == DRAW_STOCK:
-            if ph == 3:  # drawing instead of taking the top discard declines it
-                s_declined[i, p, s_pile[i, s_pile_size[i] - 1]] = True
-            card = s_deck[i, s_stock_next[i]]
-            s_stock_next[i] += 1
-            s_hands[i, p, card] = True
-            s_taken_card[i] = -1
-            s_phase[i] = 4
+            if ph == PH_DRAW:  # drawing instead of taking the top discard declines it
+                st.declined[i, p, pile[i, pile_size[i] - 1]] = True
+            card = st.deck[i, st.stock_next[i]]
+            st.stock_next[i] += 1
+            hands[i, p, card] = True
+            st.taken_card[i] = -1
+            st.phase[i] = PH_DISCARD
         else:  # discard or knock
             knock = a >= KNOCK
             c = a - KNOCK if knock else a
-            s_hands[i, p, c] = False
-            s_taken[i, p, c] = False
-            s_taken_card[i] = -1
-            s_turns[i] += 1
+            hands[i, p, c] = False
+            st.taken[i, p, c] = False
+            st.taken_card[i] = -1
+            st.turns[i] += 1
             if not knock:
-                s_pile[i, s_pile_size[i]] = c
-                s_pile_size[i] += 1
-                s_discarded[i, p, c] = True
-                wall = NUM_CARDS - s_stock_next[i] <= WALL
-                cap = (not wall) and s_turns[i] >= rp[RP_MAX_TURNS]
+                pile[i, pile_size[i]] = c
+                pile_size[i] += 1
+                st.discarded[i, p, c] = True
+                wall = NUM_CARDS - st.stock_next[i] <= WALL
+                cap = (not wall) and st.turns[i] >= rp[RP_MAX_TURNS]
                 if not (wall or cap):
-                    s_cur[i] = 1 - p
-                    s_phase[i] = 3  # DRAW
+                    st.current_player[i] = 1 - p
+                    st.phase[i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
-                flags[i, 2] = True
+                flags[i, F_HAND_OVER] = True
                 r_bool[i, RB_VOID] = True
                 r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
-                    _melds.masks_of_row(s_hands[i, q], km)
-                    r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, run_dw, cand, tmp)
+                    _melds.masks_of_row(hands[i, q], km)
+                    r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, _RUN_DW, cand, tmp)
                     for cc in range(NUM_CARDS):
-                        r_cards[i, q, cc] = s_hands[i, q, cc]
-                r_int[i, RI_UPCARD] = s_deck[i, UPCARD_POS]
-                r_int[i, RI_DEALER] = s_dealer[i]
-                _end_hand(i, -1, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-                          rewards, flags, next_dealer, r_int, r_bool)
+                        r_cards[i, q, cc] = hands[i, q, cc]
+                r_int[i, RI_UPCARD] = st.deck[i, UPCARD_POS]
+                r_int[i, RI_DEALER] = st.dealer[i]
+                _end_hand(i, -1, -1, 0, True, cap, rp, st, res, out)
                 continue
             # knock: showdown
-            _melds.masks_of_row(s_hands[i, p], km)
-            _melds.masks_of_row(s_hands[i, 1 - p], dm)
-            _melds.showdown_of_masks(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_cards[i, 2], kd)
+            _melds.masks_of_row(hands[i, p], km)
+            _melds.masks_of_row(hands[i, 1 - p], dm)
+            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, res.meld_id[i],
+                                     r_cards[i, RC_LAID_OFF], kd)
             k_dw, d_dw = kd[0], kd[1]
-            up = s_deck[i, UPCARD_POS]
+            up = st.deck[i, UPCARD_POS]
             if k_dw == 0:
                 winner, pts = p, d_dw + rp[RP_GIN]
                 r_bool[i, RB_GIN] = True
@@ -349,37 +383,35 @@ def _step_kernel(actions, rp, run_dw, run_melded, rank_points,
             if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
                 pts *= 2
                 r_bool[i, RB_SPADE] = True
-            flags[i, 2] = True
+            flags[i, F_HAND_OVER] = True
             r_int[i, RI_KNOCKER] = p
             r_int[i, RI_KNOCK_CARD] = c
             r_int[i, RI_DEADWOOD + p] = k_dw
             r_int[i, RI_DEADWOOD + 1 - p] = d_dw
             r_int[i, RI_UPCARD] = up
-            r_int[i, RI_DEALER] = s_dealer[i]
+            r_int[i, RI_DEALER] = st.dealer[i]
             for q in range(2):
                 for cc in range(NUM_CARDS):
-                    r_cards[i, q, cc] = s_hands[i, q, cc]
-            _end_hand(i, p, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
-                      s_done, rewards, flags, next_dealer, r_int, r_bool)
+                    r_cards[i, q, cc] = hands[i, q, cc]
+            _end_hand(i, p, winner, pts, False, False, rp, st, res, out)
     over = 0
     for i in range(actions.shape[0]):
-        deals += flags[i, 3]
-        if flags[i, 0] or flags[i, 1]:
-            ended[i, 0] = flags[i, 0]
-            ended[i, 1] = flags[i, 1]
+        deals += flags[i, F_NEED_DEAL]
+        if flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]:
+            ended[i, F_TERMINATED] = flags[i, F_TERMINATED]
+            ended[i, F_TRUNCATED] = flags[i, F_TRUNCATED]
             over += 1
     return deals, over
 
 
 @njit(cache=True)
-def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
-                    s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
-                    s_done, out_obs, out_mask):
+def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
     """Observation of players[i] in every game; with write_mask, also the legal-action mask of the mover."""
     ms = np.empty(4, np.int64)
     dw = np.empty(NUM_CARDS, np.int64)
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
+    hands = st.hands
     for i in range(players.shape[0]):
         p = players[i]
         o = out_obs[i]
@@ -390,54 +422,52 @@ def _observe_kernel(players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_siz
             continue
         q = 1 - p
         for c in range(NUM_CARDS):
-            o[OWN_HAND + c] = s_hands[i, p, c]
-            o[OPP_TAKEN + c] = s_taken[i, q, c]
-            o[OPP_DISCARDED + c] = s_discarded[i, q, c]
-            o[OPP_DECLINED + c] = s_declined[i, q, c]
-        n = s_pile_size[i]
+            o[OWN_HAND + c] = hands[i, p, c]
+            o[OPP_TAKEN + c] = st.taken[i, q, c]
+            o[OPP_DISCARDED + c] = st.discarded[i, q, c]
+            o[OPP_DECLINED + c] = st.declined[i, q, c]
+        n = st.pile_size[i]
         if n > 0:
-            o[DISCARD_TOP + s_pile[i, n - 1]] = 1.0
+            o[DISCARD_TOP + st.pile[i, n - 1]] = 1.0
             for k in range(n - 1):
-                o[PILE_BURIED + s_pile[i, k]] = 1.0
-        o[KNOCK_LIMIT + s_knock_limit[i]] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - s_stock_next[i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if s_dealer[i] == p else 0.0
+                o[PILE_BURIED + st.pile[i, k]] = 1.0
+        o[KNOCK_LIMIT + st.knock_limit[i]] = 1.0
+        o[STOCK_SIZE] = (NUM_CARDS - st.stock_next[i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if st.dealer[i] == p else 0.0
         if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = s_scores[i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = s_scores[i, q] / rp[RP_TARGET]
+            o[SCORES] = st.scores[i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = st.scores[i, q] / rp[RP_TARGET]
             o[SCORES + 2] = rp[RP_TARGET] / 100.0
-        ph = s_phase[i]
-        if s_done[i] or s_cur[i] != p:
+        ph = st.phase[i]
+        if st.done[i] or st.current_player[i] != p:
             continue
         o[PHASE + ph] = 1.0
         m = out_mask[i]
-        if ph == 0 or ph == 1:
+        if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
             if write_mask:
                 m[TAKE_DISCARD] = True
                 m[PASS] = True
-        elif ph == 2:
+        elif ph == PH_FORCED_DRAW:
             if write_mask:
                 m[DRAW_STOCK] = True
-        elif ph == 3:
+        elif ph == PH_DRAW:
             if write_mask:
                 m[DRAW_STOCK] = True
                 m[TAKE_DISCARD] = True
         else:
-            _melds.masks_of_row(s_hands[i, p], ms)
-            _melds.deadwood_after_discard_of_masks(ms, run_dw, dw, cand, tmp)
-            blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            _melds.masks_of_row(hands[i, p], ms)
+            _melds.deadwood_after_discard_of_masks(ms, _RUN_DW, dw, cand, tmp)
+            blocked = st.taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
             for c in range(NUM_CARDS):
-                if not s_hands[i, p, c]:
+                if not hands[i, p, c]:
                     continue
                 o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
                 if write_mask and c != blocked:
                     m[c] = True
-                    if dw[c] <= s_knock_limit[i]:
+                    if dw[c] <= st.knock_limit[i]:
                         m[KNOCK + c] = True
-
-
 
 
 # ------------------------------------------------------------------------ the class
@@ -487,10 +517,8 @@ class VectorGame:
         return self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (k, 1)), axis=1)
 
     def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
-        s = self.state
-        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp, s.deck,
-                     s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.knock_limit, s.turns, s.taken, s.discarded, s.declined, s.done)
+        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp,
+                     self.state.arrays())
 
     def _new_games(self, idx: np.ndarray, decks: np.ndarray | None = None, dealers: np.ndarray | None = None) -> None:
         if decks is None:
@@ -562,13 +590,12 @@ class VectorGame:
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
         flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = flags.T
+        terminated, truncated, hand_over, need_deal = (flags[:, k] for k in (F_TERMINATED, F_TRUNCATED, F_HAND_OVER,
+                                                                             F_NEED_DEAL))
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
-        deals, over = _step_kernel(a, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
-                     s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
-                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+        deals, over = _step_kernel(a, self._rp, s.arrays(), r.arrays(),
+                                   StepArrays(rewards, flags, next_dealer, self._ended))
         if deals:
             idx = np.flatnonzero(need_deal)
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
@@ -585,11 +612,8 @@ class VectorGame:
 
     # ------------------------------------------------------------- observation
     def _view(self, players: np.ndarray, write_mask: bool) -> np.ndarray:
-        s = self.state
         obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        _observe_kernel(players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
-                        s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
-                        s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
+        _observe_kernel(players.astype(np.int64), write_mask, self._rp, self.state.arrays(), obs, self._mask)
         return obs
 
     def observe(self, players: int | Sequence[int] | np.ndarray) -> np.ndarray:
