@@ -647,18 +647,14 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
 
 @njit(cache=True)
 def _pick_kth_legal(mask, u, out):
+    legal = np.empty(mask.shape[1], np.int64)
     for i in range(mask.shape[0]):
+        row = mask[i]
         n = 0
-        for a in range(mask.shape[1]):
-            n += mask[i, a]
-        k = int(u[i] * n)
-        out[i] = 0
-        for a in range(mask.shape[1]):
-            if mask[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+        for a in range(mask.shape[1]):  # branch-free compaction: which actions are legal is unpredictable
+            legal[n] = a
+            n += row[a]
+        out[i] = legal[int(u[i] * n)] if n > 0 else 0
 
 
 @njit(cache=True)
