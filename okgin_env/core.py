@@ -23,9 +23,9 @@ game or per card while stepping.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass, fields
 from enum import IntEnum
+from operator import attrgetter
 from typing import Sequence
 
 import numpy as np
@@ -104,15 +104,31 @@ class GameState:
     def copy(self) -> "GameState":
         return GameState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
-    def arrays(self) -> "StateArrays":
-        """The fields as a ``StateArrays`` named tuple: how kernels receive the state (by name)."""
-        return StateArrays(*(getattr(self, f.name) for f in fields(self)))
+    def arrays(self) -> tuple:
+        """The fields as one tuple in field order: how kernels receive the state (``st[ST_HANDS]``)."""
+        return _state_getter(self)
 
 
-#: GameState's arrays as one named tuple, fields in the same order: kernels take the whole state as
-#: one argument and read ``st.hands``, ``st.taken``, ... by name, so two same-typed arrays cannot be
-#: swapped at a call site. numba compiles attribute access on it to the same code as separate arguments.
-StateArrays = namedtuple("StateArrays", [f.name for f in fields(GameState)])
+# Kernels take the whole state as one argument and read each field by its index constant, so two
+# same-typed arrays (taken, discarded, declined) cannot be swapped at a call site. A plain tuple,
+# not a named tuple: numba dispatches on a named tuple of arrays twice as slowly (~5 us a call).
+_STATE_FIELDS = tuple(f.name for f in fields(GameState))
+_state_getter = attrgetter(*_STATE_FIELDS)
+(ST_DECK, ST_HANDS, ST_STOCK_NEXT, ST_PILE, ST_PILE_SIZE, ST_DEALER, ST_CURRENT_PLAYER, ST_PHASE, ST_TAKEN_CARD,
+ ST_KNOCK_LIMIT, ST_TURNS, ST_SCORES, ST_HANDS_WON, ST_TAKEN, ST_DISCARDED, ST_DECLINED, ST_DONE) = range(17)
+
+
+def _check_indices(prefix: str, names: Sequence[str]) -> None:
+    """Fail at import if the PREFIX_NAME index constants do not follow ``names``."""
+    for k, name in enumerate(names):
+        if globals().get(prefix + name.upper()) != k:
+            raise RuntimeError(f"{prefix}{name.upper()} must be {k}: the index constants must follow {names}")
+    extra = {k for k in globals() if k.startswith(prefix)} - {prefix + name.upper() for name in names}
+    if extra:
+        raise RuntimeError(f"{', '.join(sorted(extra))} name no field of {names}")
+
+
+_check_indices("ST_", _STATE_FIELDS)
 
 
 # HandResult is backed by four packed arrays (few allocations per step); its fields are views.
@@ -123,8 +139,10 @@ _R_BOOL = ("gin", "undercut", "void", "truncated_hand", "spade_doubled", "game_o
  RI_SCORES, _) = range(len(_R_INT))
 RB_GIN, RB_UNDERCUT, RB_VOID, RB_TRUNC, RB_SPADE, RB_GAME_OVER = range(len(_R_BOOL))
 RC_LAID_OFF = 2  #: HandResult.cards[:, p] is player p's final hand (p = 0, 1); this row is laid_off
-#: HandResult's packed arrays as the kernels receive them (by name, like StateArrays).
-ResultArrays = namedtuple("ResultArrays", ("ints", "bools", "cards", "meld_id"))
+# HandResult's packed arrays as the kernels receive them (HandResult.arrays(), read like GameState's).
+_RESULT_FIELDS = ("ints", "bools", "cards", "meld_id")
+RES_INTS, RES_BOOLS, RES_CARDS, RES_MELD_ID = range(4)
+_check_indices("RES_", _RESULT_FIELDS)
 
 
 class HandResult:
@@ -142,7 +160,7 @@ class HandResult:
     laid_off (N, 52) bool defender cards laid off; upcard, dealer, knock_card (N,) (-1 none).
     """
 
-    __slots__ = ("ints", "bools", "cards", "meld_id")
+    __slots__ = _RESULT_FIELDS
 
     def __init__(self, n: int) -> None:
         self.ints = np.full((n, len(_R_INT)), -1, np.int32)  #: packed integer fields
@@ -150,8 +168,9 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
-    def arrays(self) -> ResultArrays:
-        return ResultArrays(self.ints, self.bools, self.cards, self.meld_id)
+    def arrays(self) -> tuple:
+        """The packed arrays as one tuple, read in kernels as res[RES_INTS], ..."""
+        return (self.ints, self.bools, self.cards, self.meld_id)
 
     # Views are made on access, so a step pays for four allocations, not twenty.
     knocker = property(lambda self: self.ints[:, RI_KNOCKER])
@@ -192,11 +211,13 @@ RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_
     RP_TARGET, RP_GAME_BONUSES, RP_MAX_TURNS, RP_GAME_EPISODE = range(10)
 LINE_BONUS, GAME_BONUS = 25, 100
 
-# Per-game outputs of one step, as the step kernel receives them (by name, like StateArrays):
+# Per-game outputs of one step, as the step kernel receives them (one tuple, read like GameState's):
 # rewards (N, 2) float32; flags (N, 4) bool, columns F_*; next_dealer (N,) int8 dealer of the next
 # hand where F_NEED_DEAL; ended (N, 2) bool (terminated, truncated) of each finished episode.
-StepArrays = namedtuple("StepArrays", ("rewards", "flags", "next_dealer", "ended"))
-F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of StepArrays.flags
+_OUT_FIELDS = ("rewards", "flags", "next_dealer", "ended")
+OUT_REWARDS, OUT_FLAGS, OUT_NEXT_DEALER, OUT_ENDED = range(4)
+_check_indices("OUT_", _OUT_FIELDS)
+F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of out[OUT_FLAGS]
 # The observe kernel writes these observation fields whole; every other field it zeroes, then sets
 # a few entries ((offset, size) pairs in _SPARSE_FIELDS, derived so that a new field is zeroed too).
 _WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stock_size", "is_dealer")
@@ -214,8 +235,9 @@ def _rule_params(rules: Rules, episode: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- kernels
-# Kernels take the state as one StateArrays (``st``), a step's outputs as one StepArrays (``out``)
-# and HandResult's arrays as one ResultArrays (``res``), and read every field by name.
+# Kernels take the state as one tuple (``st``, from GameState.arrays()), a step's outputs as one
+# (``out``, StepOutput fields) and HandResult's arrays as one (``res``, HandResult.arrays()), and
+# read every field by its index constant: st[ST_HANDS], out[OUT_FLAGS], res[RES_INTS].
 
 @njit(cache=True)
 def _deal_kernel(idx, decks, dealers, rp, st):
@@ -224,32 +246,32 @@ def _deal_kernel(idx, decks, dealers, rp, st):
         i = idx[j]
         d = dealers[j]
         for c in range(NUM_CARDS):
-            st.deck[i, c] = decks[j, c]
+            st[ST_DECK][i, c] = decks[j, c]
             for p in range(2):
-                st.hands[i, p, c] = False
-                st.taken[i, p, c] = False
-                st.discarded[i, p, c] = False
-                st.declined[i, p, c] = False
+                st[ST_HANDS][i, p, c] = False
+                st[ST_TAKEN][i, p, c] = False
+                st[ST_DISCARDED][i, p, c] = False
+                st[ST_DECLINED][i, p, c] = False
         for k in range(UPCARD_POS):  # alternately, non-dealer first
-            st.hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+            st[ST_HANDS][i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
         up = decks[j, UPCARD_POS]
-        st.pile[i, 0] = up
-        st.pile_size[i] = 1
-        st.stock_next[i] = STOCK_START
-        st.dealer[i] = d
-        st.current_player[i] = 1 - d
-        st.phase[i] = PH_OFFER_NONDEALER
-        st.taken_card[i] = -1
-        st.turns[i] = 0
-        st.done[i] = False
+        st[ST_PILE][i, 0] = up
+        st[ST_PILE_SIZE][i] = 1
+        st[ST_STOCK_NEXT][i] = STOCK_START
+        st[ST_DEALER][i] = d
+        st[ST_CURRENT_PLAYER][i] = 1 - d
+        st[ST_PHASE][i] = PH_OFFER_NONDEALER
+        st[ST_TAKEN_CARD][i] = -1
+        st[ST_TURNS][i] = 0
+        st[ST_DONE][i] = False
         rank = up % NUM_RANKS
-        st.knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+        st[ST_KNOCK_LIMIT][i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
 
 
 @njit(cache=True)
 def _end_hand(i, knocker, winner, pts, void, cap, rp, st, res, out):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
-    scores, hands_won, r_int = st.scores, st.hands_won, res.ints
+    scores, hands_won, r_int = st[ST_SCORES], st[ST_HANDS_WON], res[RES_INTS]
     before0, before1 = scores[i, 0], scores[i, 1]
     game_ep = rp[RP_GAME_EPISODE] == 1
     game_over = False
@@ -268,39 +290,39 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, st, res, out):
                 scores[i, loser] += LINE_BONUS * hands_won[i, loser]
                 if hands_won[i, loser] == 0:
                     scores[i, winner] *= 2
-            res.bools[i, RB_GAME_OVER] = True
+            res[RES_BOOLS][i, RB_GAME_OVER] = True
             r_int[i, RI_GAME_WINNER] = winner
     gain0 = scores[i, 0] - before0
     gain1 = scores[i, 1] - before1
-    out.rewards[i, 0] = gain0 - gain1
-    out.rewards[i, 1] = gain1 - gain0
+    out[OUT_REWARDS][i, 0] = gain0 - gain1
+    out[OUT_REWARDS][i, 1] = gain1 - gain0
     r_int[i, RI_SCORES] = scores[i, 0]
     r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        out.flags[i, F_NEED_DEAL] = True
+        out[OUT_FLAGS][i, F_NEED_DEAL] = True
         if void:
-            out.next_dealer[i] = st.dealer[i]
+            out[OUT_NEXT_DEALER][i] = st[ST_DEALER][i]
         elif rp[RP_NEXT_DEALER] == 0:
-            out.next_dealer[i] = winner
+            out[OUT_NEXT_DEALER][i] = winner
         elif rp[RP_NEXT_DEALER] == 1:
-            out.next_dealer[i] = 1 - winner
+            out[OUT_NEXT_DEALER][i] = 1 - winner
         else:
-            out.next_dealer[i] = 1 - st.dealer[i]
+            out[OUT_NEXT_DEALER][i] = 1 - st[ST_DEALER][i]
     else:
-        st.done[i] = True
-        st.current_player[i] = -1
-        st.phase[i] = PH_OVER
+        st[ST_DONE][i] = True
+        st[ST_CURRENT_PLAYER][i] = -1
+        st[ST_PHASE][i] = PH_OVER
         if cap and not game_ep:
-            out.flags[i, F_TRUNCATED] = True
+            out[OUT_FLAGS][i, F_TRUNCATED] = True
         else:
-            out.flags[i, F_TERMINATED] = True
+            out[OUT_FLAGS][i, F_TERMINATED] = True
 
 
 @njit(cache=True)
 def _step_kernel(actions, rp, st, res, out):
     """Apply one action in every unfinished game (the action is legal: checked by the caller).
 
-    out.flags[i] = (terminated, truncated, hand_over, need_deal); out.ended[i] = how game i's
+    out[OUT_FLAGS][i] = (terminated, truncated, hand_over, need_deal); out[OUT_ENDED][i] = how game i's
     episode ended (terminated, truncated), repeated in flags while it stays finished.
     Returns (games needing a new deal, games whose episode is over).
     """
@@ -309,52 +331,52 @@ def _step_kernel(actions, rp, st, res, out):
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
     kd = np.empty(2, np.int64)
-    flags, ended, r_int, r_bool, r_cards = out.flags, out.ended, res.ints, res.bools, res.cards
-    hands, pile, pile_size = st.hands, st.pile, st.pile_size
+    flags, ended, r_int, r_bool, r_cards = out[OUT_FLAGS], out[OUT_ENDED], res[RES_INTS], res[RES_BOOLS], res[RES_CARDS]
+    hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
     deals = 0
     for i in range(actions.shape[0]):
-        if st.done[i]:
+        if st[ST_DONE][i]:
             flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
             flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
-        p = st.current_player[i]
-        ph = st.phase[i]
+        p = st[ST_CURRENT_PLAYER][i]
+        ph = st[ST_PHASE][i]
         if a == TAKE_DISCARD:
             top = pile[i, pile_size[i] - 1]
             pile_size[i] -= 1
             hands[i, p, top] = True
-            st.taken[i, p, top] = True
-            st.taken_card[i] = top
-            st.phase[i] = PH_DISCARD
+            st[ST_TAKEN][i, p, top] = True
+            st[ST_TAKEN_CARD][i] = top
+            st[ST_PHASE][i] = PH_DISCARD
         elif a == PASS:
-            st.declined[i, p, pile[i, 0]] = True
-            st.phase[i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
-            st.current_player[i] = 1 - p
+            st[ST_DECLINED][i, p, pile[i, 0]] = True
+            st[ST_PHASE][i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
+            st[ST_CURRENT_PLAYER][i] = 1 - p
         elif a == DRAW_STOCK:
             if ph == PH_DRAW:  # drawing instead of taking the top discard declines it
-                st.declined[i, p, pile[i, pile_size[i] - 1]] = True
-            card = st.deck[i, st.stock_next[i]]
-            st.stock_next[i] += 1
+                st[ST_DECLINED][i, p, pile[i, pile_size[i] - 1]] = True
+            card = st[ST_DECK][i, st[ST_STOCK_NEXT][i]]
+            st[ST_STOCK_NEXT][i] += 1
             hands[i, p, card] = True
-            st.taken_card[i] = -1
-            st.phase[i] = PH_DISCARD
+            st[ST_TAKEN_CARD][i] = -1
+            st[ST_PHASE][i] = PH_DISCARD
         else:  # discard or knock
             knock = a >= KNOCK
             c = a - KNOCK if knock else a
             hands[i, p, c] = False
-            st.taken[i, p, c] = False
-            st.taken_card[i] = -1
-            st.turns[i] += 1
+            st[ST_TAKEN][i, p, c] = False
+            st[ST_TAKEN_CARD][i] = -1
+            st[ST_TURNS][i] += 1
             if not knock:
                 pile[i, pile_size[i]] = c
                 pile_size[i] += 1
-                st.discarded[i, p, c] = True
-                wall = NUM_CARDS - st.stock_next[i] <= WALL
-                cap = (not wall) and st.turns[i] >= rp[RP_MAX_TURNS]
+                st[ST_DISCARDED][i, p, c] = True
+                wall = NUM_CARDS - st[ST_STOCK_NEXT][i] <= WALL
+                cap = (not wall) and st[ST_TURNS][i] >= rp[RP_MAX_TURNS]
                 if not (wall or cap):
-                    st.current_player[i] = 1 - p
-                    st.phase[i] = PH_DRAW
+                    st[ST_CURRENT_PLAYER][i] = 1 - p
+                    st[ST_PHASE][i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
                 flags[i, F_HAND_OVER] = True
@@ -365,17 +387,17 @@ def _step_kernel(actions, rp, st, res, out):
                     r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, _RUN_DW, cand, tmp)
                     for cc in range(NUM_CARDS):
                         r_cards[i, q, cc] = hands[i, q, cc]
-                r_int[i, RI_UPCARD] = st.deck[i, UPCARD_POS]
-                r_int[i, RI_DEALER] = st.dealer[i]
+                r_int[i, RI_UPCARD] = st[ST_DECK][i, UPCARD_POS]
+                r_int[i, RI_DEALER] = st[ST_DEALER][i]
                 _end_hand(i, -1, -1, 0, True, cap, rp, st, res, out)
                 continue
             # knock: showdown
             _melds.masks_of_row(hands[i, p], km)
             _melds.masks_of_row(hands[i, 1 - p], dm)
-            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, res.meld_id[i],
+            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, res[RES_MELD_ID][i],
                                      r_cards[i, RC_LAID_OFF], kd)
             k_dw, d_dw = kd[0], kd[1]
-            up = st.deck[i, UPCARD_POS]
+            up = st[ST_DECK][i, UPCARD_POS]
             if k_dw == 0:
                 winner, pts = p, d_dw + rp[RP_GIN]
                 r_bool[i, RB_GIN] = True
@@ -393,7 +415,7 @@ def _step_kernel(actions, rp, st, res, out):
             r_int[i, RI_DEADWOOD + p] = k_dw
             r_int[i, RI_DEADWOOD + 1 - p] = d_dw
             r_int[i, RI_UPCARD] = up
-            r_int[i, RI_DEALER] = st.dealer[i]
+            r_int[i, RI_DEALER] = st[ST_DEALER][i]
             for q in range(2):
                 for cc in range(NUM_CARDS):
                     r_cards[i, q, cc] = hands[i, q, cc]
@@ -434,28 +456,28 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
             o[:] = 0.0
             continue
         q = 1 - p
-        own = st.hands[i, p]
-        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, st.taken[i, q]), (OPP_DISCARDED, st.discarded[i, q]),
-                             (OPP_DECLINED, st.declined[i, q])):
+        own = st[ST_HANDS][i, p]
+        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, st[ST_TAKEN][i, q]), (OPP_DISCARDED, st[ST_DISCARDED][i, q]),
+                             (OPP_DECLINED, st[ST_DECLINED][i, q])):
             for c in range(NUM_CARDS):
                 o[start + c] = cards[c]
         for start, size in _SPARSE_FIELDS:
             _zero(o, start, size)
-        n = st.pile_size[i]
+        n = st[ST_PILE_SIZE][i]
         if n > 0:
-            o[DISCARD_TOP + st.pile[i, n - 1]] = 1.0
+            o[DISCARD_TOP + st[ST_PILE][i, n - 1]] = 1.0
             for k in range(n - 1):
-                o[PILE_BURIED + st.pile[i, k]] = 1.0
-        kl = st.knock_limit[i]
+                o[PILE_BURIED + st[ST_PILE][i, k]] = 1.0
+        kl = st[ST_KNOCK_LIMIT][i]
         o[KNOCK_LIMIT + kl] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - st.stock_next[i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if st.dealer[i] == p else 0.0
+        o[STOCK_SIZE] = (NUM_CARDS - st[ST_STOCK_NEXT][i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if st[ST_DEALER][i] == p else 0.0
         if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = st.scores[i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = st.scores[i, q] / rp[RP_TARGET]
+            o[SCORES] = st[ST_SCORES][i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = st[ST_SCORES][i, q] / rp[RP_TARGET]
             o[SCORES + 2] = rp[RP_TARGET] / 100.0
-        ph = st.phase[i]
-        if st.done[i] or st.current_player[i] != p:
+        ph = st[ST_PHASE][i]
+        if st[ST_DONE][i] or st[ST_CURRENT_PLAYER][i] != p:
             continue
         o[PHASE + ph] = 1.0
         m = out_mask[i]
@@ -473,7 +495,7 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
         else:
             _melds.masks_of_row(own, ms)
             _melds.deadwood_after_discard_of_masks(ms, _RUN_DW, dw, cand, tmp)
-            blocked = st.taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            blocked = st[ST_TAKEN_CARD][i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
             for c in range(NUM_CARDS):
@@ -611,7 +633,7 @@ class VectorGame:
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
         deals, over = _step_kernel(a, self._rp, s.arrays(), r.arrays(),
-                                   StepArrays(rewards, flags, next_dealer, self._ended))
+                                   (rewards, flags, next_dealer, self._ended))
         if deals:
             idx = np.flatnonzero(need_deal)
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
