@@ -494,7 +494,7 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
                 m[TAKE_DISCARD] = True
         else:
             _melds.masks_of_row(own, ms)
-            _melds.deadwood_after_discard_of_masks(ms, _RUN_DW, dw, cand, tmp)
+            _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
             blocked = st[ST_TAKEN_CARD][i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
