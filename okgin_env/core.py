@@ -34,9 +34,9 @@ from numba import njit
 from . import melds as _melds
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, parse_deck
-from .observation import (OBS_FIELDS, CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
-                          OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES,
-                          STOCK_SCALE, STOCK_SIZE)
+from .observation import (CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
+                          OBS_FIELDS, OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED,
+                          SCORES, STOCK_SCALE, STOCK_SIZE)
 from .rules import NEXT_DEALER_CHOICES, Rules
 
 UPCARD_POS = 2 * HAND_SIZE  #: deck[20] is the upcard
@@ -242,36 +242,44 @@ def _rule_params(rules: Rules, episode: str) -> np.ndarray:
 @njit(cache=True)
 def _deal_kernel(idx, decks, dealers, rp, st):
     """Deal a new hand in games idx[j] from decks[j] with dealers[j]."""
+    deck, hands, taken = st[ST_DECK], st[ST_HANDS], st[ST_TAKEN]
+    discarded, declined, pile = st[ST_DISCARDED], st[ST_DECLINED], st[ST_PILE]
+    pile_size, stock_next, dealer = st[ST_PILE_SIZE], st[ST_STOCK_NEXT], st[ST_DEALER]
+    current_player, phase, taken_card = st[ST_CURRENT_PLAYER], st[ST_PHASE], st[ST_TAKEN_CARD]
+    turns, done, knock_limit = st[ST_TURNS], st[ST_DONE], st[ST_KNOCK_LIMIT]
     for j in range(idx.shape[0]):
         i = idx[j]
         d = dealers[j]
         for c in range(NUM_CARDS):
-            st[ST_DECK][i, c] = decks[j, c]
+            deck[i, c] = decks[j, c]
             for p in range(2):
-                st[ST_HANDS][i, p, c] = False
-                st[ST_TAKEN][i, p, c] = False
-                st[ST_DISCARDED][i, p, c] = False
-                st[ST_DECLINED][i, p, c] = False
+                hands[i, p, c] = False
+                taken[i, p, c] = False
+                discarded[i, p, c] = False
+                declined[i, p, c] = False
         for k in range(UPCARD_POS):  # alternately, non-dealer first
-            st[ST_HANDS][i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+            hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
         up = decks[j, UPCARD_POS]
-        st[ST_PILE][i, 0] = up
-        st[ST_PILE_SIZE][i] = 1
-        st[ST_STOCK_NEXT][i] = STOCK_START
-        st[ST_DEALER][i] = d
-        st[ST_CURRENT_PLAYER][i] = 1 - d
-        st[ST_PHASE][i] = PH_OFFER_NONDEALER
-        st[ST_TAKEN_CARD][i] = -1
-        st[ST_TURNS][i] = 0
-        st[ST_DONE][i] = False
+        pile[i, 0] = up
+        pile_size[i] = 1
+        stock_next[i] = STOCK_START
+        dealer[i] = d
+        current_player[i] = 1 - d
+        phase[i] = PH_OFFER_NONDEALER
+        taken_card[i] = -1
+        turns[i] = 0
+        done[i] = False
         rank = up % NUM_RANKS
-        st[ST_KNOCK_LIMIT][i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+        knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
 
 
 @njit(cache=True)
 def _end_hand(i, knocker, winner, pts, void, cap, rp, st, res, out):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
-    scores, hands_won, r_int = st[ST_SCORES], st[ST_HANDS_WON], res[RES_INTS]
+    scores, hands_won, dealer = st[ST_SCORES], st[ST_HANDS_WON], st[ST_DEALER]
+    done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
+    r_int, r_bool, rewards = res[RES_INTS], res[RES_BOOLS], out[OUT_REWARDS]
+    flags, next_dealer = out[OUT_FLAGS], out[OUT_NEXT_DEALER]
     before0, before1 = scores[i, 0], scores[i, 1]
     game_ep = rp[RP_GAME_EPISODE] == 1
     game_over = False
@@ -290,93 +298,98 @@ def _end_hand(i, knocker, winner, pts, void, cap, rp, st, res, out):
                 scores[i, loser] += LINE_BONUS * hands_won[i, loser]
                 if hands_won[i, loser] == 0:
                     scores[i, winner] *= 2
-            res[RES_BOOLS][i, RB_GAME_OVER] = True
+            r_bool[i, RB_GAME_OVER] = True
             r_int[i, RI_GAME_WINNER] = winner
     gain0 = scores[i, 0] - before0
     gain1 = scores[i, 1] - before1
-    out[OUT_REWARDS][i, 0] = gain0 - gain1
-    out[OUT_REWARDS][i, 1] = gain1 - gain0
+    rewards[i, 0] = gain0 - gain1
+    rewards[i, 1] = gain1 - gain0
     r_int[i, RI_SCORES] = scores[i, 0]
     r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        out[OUT_FLAGS][i, F_NEED_DEAL] = True
+        flags[i, F_NEED_DEAL] = True
         if void:
-            out[OUT_NEXT_DEALER][i] = st[ST_DEALER][i]
+            next_dealer[i] = dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
-            out[OUT_NEXT_DEALER][i] = winner
+            next_dealer[i] = winner
         elif rp[RP_NEXT_DEALER] == 1:
-            out[OUT_NEXT_DEALER][i] = 1 - winner
+            next_dealer[i] = 1 - winner
         else:
-            out[OUT_NEXT_DEALER][i] = 1 - st[ST_DEALER][i]
+            next_dealer[i] = 1 - dealer[i]
     else:
-        st[ST_DONE][i] = True
-        st[ST_CURRENT_PLAYER][i] = -1
-        st[ST_PHASE][i] = PH_OVER
+        done[i] = True
+        current_player[i] = -1
+        phase[i] = PH_OVER
         if cap and not game_ep:
-            out[OUT_FLAGS][i, F_TRUNCATED] = True
+            flags[i, F_TRUNCATED] = True
         else:
-            out[OUT_FLAGS][i, F_TERMINATED] = True
+            flags[i, F_TERMINATED] = True
 
 
 @njit(cache=True)
 def _step_kernel(actions, rp, st, res, out):
     """Apply one action in every unfinished game (the action is legal: checked by the caller).
 
-    out[OUT_FLAGS][i] = (terminated, truncated, hand_over, need_deal); out[OUT_ENDED][i] = how game i's
+    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
     episode ended (terminated, truncated), repeated in flags while it stays finished.
     Returns (games needing a new deal, games whose episode is over).
     """
+    hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
+    done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
+    taken, taken_card, declined = st[ST_TAKEN], st[ST_TAKEN_CARD], st[ST_DECLINED]
+    deck, stock_next, turns = st[ST_DECK], st[ST_STOCK_NEXT], st[ST_TURNS]
+    discarded, dealer, r_int = st[ST_DISCARDED], st[ST_DEALER], res[RES_INTS]
+    r_bool, r_cards, r_meld_id = res[RES_BOOLS], res[RES_CARDS], res[RES_MELD_ID]
+    flags, ended = out[OUT_FLAGS], out[OUT_ENDED]
     km = np.empty(4, np.int64)
     dm = np.empty(4, np.int64)
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
     kd = np.empty(2, np.int64)
-    flags, ended, r_int, r_bool, r_cards = out[OUT_FLAGS], out[OUT_ENDED], res[RES_INTS], res[RES_BOOLS], res[RES_CARDS]
-    hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
     deals = 0
     for i in range(actions.shape[0]):
-        if st[ST_DONE][i]:
+        if done[i]:
             flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
             flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
-        p = st[ST_CURRENT_PLAYER][i]
-        ph = st[ST_PHASE][i]
+        p = current_player[i]
+        ph = phase[i]
         if a == TAKE_DISCARD:
             top = pile[i, pile_size[i] - 1]
             pile_size[i] -= 1
             hands[i, p, top] = True
-            st[ST_TAKEN][i, p, top] = True
-            st[ST_TAKEN_CARD][i] = top
-            st[ST_PHASE][i] = PH_DISCARD
+            taken[i, p, top] = True
+            taken_card[i] = top
+            phase[i] = PH_DISCARD
         elif a == PASS:
-            st[ST_DECLINED][i, p, pile[i, 0]] = True
-            st[ST_PHASE][i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
-            st[ST_CURRENT_PLAYER][i] = 1 - p
+            declined[i, p, pile[i, 0]] = True
+            phase[i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
+            current_player[i] = 1 - p
         elif a == DRAW_STOCK:
             if ph == PH_DRAW:  # drawing instead of taking the top discard declines it
-                st[ST_DECLINED][i, p, pile[i, pile_size[i] - 1]] = True
-            card = st[ST_DECK][i, st[ST_STOCK_NEXT][i]]
-            st[ST_STOCK_NEXT][i] += 1
+                declined[i, p, pile[i, pile_size[i] - 1]] = True
+            card = deck[i, stock_next[i]]
+            stock_next[i] += 1
             hands[i, p, card] = True
-            st[ST_TAKEN_CARD][i] = -1
-            st[ST_PHASE][i] = PH_DISCARD
+            taken_card[i] = -1
+            phase[i] = PH_DISCARD
         else:  # discard or knock
             knock = a >= KNOCK
             c = a - KNOCK if knock else a
             hands[i, p, c] = False
-            st[ST_TAKEN][i, p, c] = False
-            st[ST_TAKEN_CARD][i] = -1
-            st[ST_TURNS][i] += 1
+            taken[i, p, c] = False
+            taken_card[i] = -1
+            turns[i] += 1
             if not knock:
                 pile[i, pile_size[i]] = c
                 pile_size[i] += 1
-                st[ST_DISCARDED][i, p, c] = True
-                wall = NUM_CARDS - st[ST_STOCK_NEXT][i] <= WALL
-                cap = (not wall) and st[ST_TURNS][i] >= rp[RP_MAX_TURNS]
+                discarded[i, p, c] = True
+                wall = NUM_CARDS - stock_next[i] <= WALL
+                cap = (not wall) and turns[i] >= rp[RP_MAX_TURNS]
                 if not (wall or cap):
-                    st[ST_CURRENT_PLAYER][i] = 1 - p
-                    st[ST_PHASE][i] = PH_DRAW
+                    current_player[i] = 1 - p
+                    phase[i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
                 flags[i, F_HAND_OVER] = True
@@ -387,17 +400,17 @@ def _step_kernel(actions, rp, st, res, out):
                     r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, _RUN_DW, cand, tmp)
                     for cc in range(NUM_CARDS):
                         r_cards[i, q, cc] = hands[i, q, cc]
-                r_int[i, RI_UPCARD] = st[ST_DECK][i, UPCARD_POS]
-                r_int[i, RI_DEALER] = st[ST_DEALER][i]
+                r_int[i, RI_UPCARD] = deck[i, UPCARD_POS]
+                r_int[i, RI_DEALER] = dealer[i]
                 _end_hand(i, -1, -1, 0, True, cap, rp, st, res, out)
                 continue
             # knock: showdown
             _melds.masks_of_row(hands[i, p], km)
             _melds.masks_of_row(hands[i, 1 - p], dm)
-            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, res[RES_MELD_ID][i],
+            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, r_meld_id[i],
                                      r_cards[i, RC_LAID_OFF], kd)
             k_dw, d_dw = kd[0], kd[1]
-            up = st[ST_DECK][i, UPCARD_POS]
+            up = deck[i, UPCARD_POS]
             if k_dw == 0:
                 winner, pts = p, d_dw + rp[RP_GIN]
                 r_bool[i, RB_GIN] = True
@@ -415,7 +428,7 @@ def _step_kernel(actions, rp, st, res, out):
             r_int[i, RI_DEADWOOD + p] = k_dw
             r_int[i, RI_DEADWOOD + 1 - p] = d_dw
             r_int[i, RI_UPCARD] = up
-            r_int[i, RI_DEALER] = st[ST_DEALER][i]
+            r_int[i, RI_DEALER] = dealer[i]
             for q in range(2):
                 for cc in range(NUM_CARDS):
                     r_cards[i, q, cc] = hands[i, q, cc]
@@ -443,6 +456,11 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
     then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
     """
+    hands, taken, discarded = st[ST_HANDS], st[ST_TAKEN], st[ST_DISCARDED]
+    declined, pile_size, pile = st[ST_DECLINED], st[ST_PILE_SIZE], st[ST_PILE]
+    knock_limit, stock_next, dealer = st[ST_KNOCK_LIMIT], st[ST_STOCK_NEXT], st[ST_DEALER]
+    scores, phase, done = st[ST_SCORES], st[ST_PHASE], st[ST_DONE]
+    current_player, taken_card = st[ST_CURRENT_PLAYER], st[ST_TAKEN_CARD]
     ms = np.empty(4, np.int64)
     dw = np.empty(NUM_CARDS, np.int64)
     cand = np.empty(4, np.int64)
@@ -456,28 +474,28 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
             o[:] = 0.0
             continue
         q = 1 - p
-        own = st[ST_HANDS][i, p]
-        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, st[ST_TAKEN][i, q]), (OPP_DISCARDED, st[ST_DISCARDED][i, q]),
-                             (OPP_DECLINED, st[ST_DECLINED][i, q])):
+        own = hands[i, p]
+        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                             (OPP_DECLINED, declined[i, q])):
             for c in range(NUM_CARDS):
                 o[start + c] = cards[c]
         for start, size in _SPARSE_FIELDS:
             _zero(o, start, size)
-        n = st[ST_PILE_SIZE][i]
+        n = pile_size[i]
         if n > 0:
-            o[DISCARD_TOP + st[ST_PILE][i, n - 1]] = 1.0
+            o[DISCARD_TOP + pile[i, n - 1]] = 1.0
             for k in range(n - 1):
-                o[PILE_BURIED + st[ST_PILE][i, k]] = 1.0
-        kl = st[ST_KNOCK_LIMIT][i]
+                o[PILE_BURIED + pile[i, k]] = 1.0
+        kl = knock_limit[i]
         o[KNOCK_LIMIT + kl] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - st[ST_STOCK_NEXT][i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if st[ST_DEALER][i] == p else 0.0
+        o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
         if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = st[ST_SCORES][i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = st[ST_SCORES][i, q] / rp[RP_TARGET]
+            o[SCORES] = scores[i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
             o[SCORES + 2] = rp[RP_TARGET] / 100.0
-        ph = st[ST_PHASE][i]
-        if st[ST_DONE][i] or st[ST_CURRENT_PLAYER][i] != p:
+        ph = phase[i]
+        if done[i] or current_player[i] != p:
             continue
         o[PHASE + ph] = 1.0
         m = out_mask[i]
@@ -495,7 +513,7 @@ def _observe_kernel(players, write_mask, rp, st, out_obs, out_mask):
         else:
             _melds.masks_of_row(own, ms)
             _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
-            blocked = st[ST_TAKEN_CARD][i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
             for c in range(NUM_CARDS):
