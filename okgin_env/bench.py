@@ -1,19 +1,20 @@
 """Throughput benchmark: ``python -m okgin_env.bench [--seconds S]``.
 
 Prints decisions per second of uniformly random legal play through ``VectorGame`` (mask and
-observation building and the random choice included) at several batch sizes, the Gymnasium
-vector env's learner steps per second (random learner against the random opponent, N=1024, the
-opponent's moves included) with its ratio to raw ``VectorGame`` play at the same N, the deadwood
-kernels' hands per second, and the AEC environment's decisions per second on one game next to
-an anchor measured in the same run: OpenSpiel's C++ ``gin_rummy`` (``oklahoma=True``) played the
-same way from Python, with the ratio AEC/OpenSpiel (skipped with a note without ``pyspiel``).
-On a shared machine the absolute figures move with the load; the ratio moves much less.
+observation building and the random choice included) at several batch sizes, each also as a
+multiple of OpenSpiel's C++ gin_rummy (oklahoma) measured in the same run (when pyspiel is
+installed), the Gymnasium vector env's learner steps per second (random learner against the
+random opponent, N=1024, the opponent's moves included) with its ratio to raw ``VectorGame``
+play at the same N, the deadwood kernels' hands per second, and the AEC environment's decisions
+per second on one game beside OpenSpiel in alternating rounds, with the ratio AEC/OpenSpiel.
+On a shared machine compare the multiples, not the rates: they move much less with the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import time
 
 import numpy as np
@@ -108,35 +109,40 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
     return steps / (time.perf_counter() - start)
 
 
-def bench_openspiel(seconds: float, seed: int = 0) -> float | None:
-    """Decisions per second of random legal play through OpenSpiel's ``gin_rummy`` (Oklahoma),
-    one game at a time from Python, or None without ``pyspiel``.
+def openspiel_random_play(seconds: float, seed: int = 0) -> float | None:
+    """Decisions per second of OpenSpiel's C++ gin_rummy (oklahoma variant), one state at a time.
 
-    The loop mirrors ``bench_aec``: ``legal_actions()``, a uniform choice, ``apply_action``, a
-    new game at the end. Dealing is OpenSpiel's chance nodes (uniform over the remaining cards,
-    so chosen the same way); their time counts, but only player decisions are counted.
+    Random legal play: a decision node takes a uniformly random legal action; a chance node (the
+    deal, stock draws) takes a uniformly random outcome (gin_rummy's chance outcomes are equally
+    likely: checked in the warm-up) and is not counted as a decision. A finished game restarts
+    from a clone of the initial state: ``new_initial_state()`` costs milliseconds (it rebuilds
+    the meld tables), a clone microseconds. None when pyspiel is not installed.
     """
     try:
         import pyspiel
     except ImportError:
         return None
     game = pyspiel.load_game("gin_rummy", {"oklahoma": True})
-    rng = np.random.default_rng(seed)
-    state = game.new_initial_state()
+    rng = random.Random(seed)  # Python's, not numpy's: cheaper per scalar draw
+    initial = game.new_initial_state()
+    state = initial.clone()
 
-    def run(n: int) -> None:
+    def run(n: int, check: bool = False) -> None:
         nonlocal state
         done = 0
         while done < n:
             if state.is_terminal():
-                state = game.new_initial_state()
+                state = initial.clone()
                 continue
-            decision = not state.is_chance_node()
+            if check and state.is_chance_node():
+                probs = [p for _, p in state.chance_outcomes()]
+                assert max(probs) - min(probs) < 1e-9, "chance outcomes are not uniform"
             legal = state.legal_actions()
-            state.apply_action(legal[rng.integers(len(legal))])
-            done += decision
+            if not state.is_chance_node():
+                done += 1
+            state.apply_action(legal[rng.randrange(len(legal))])
 
-    run(200)
+    run(500, check=True)  # warm-up
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         run(100)
@@ -151,11 +157,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the AEC env and OpenSpiel")
     args = ap.parse_args()
     print(f"machine: {os.cpu_count()} cores; numba threads: {__import__('numba').get_num_threads()}")
+    spiel = openspiel_random_play(args.seconds)
+    if spiel is not None:
+        print(f"OpenSpiel C++ gin_rummy (oklahoma, one state at a time): {spiel:,.0f} decisions/s", flush=True)
     print("random legal play through VectorGame (hand episodes, autoreset, mask + observation):")
     raw = {}
     for n in args.sizes:
         raw[n] = bench_vector(n, args.seconds)
-        print(f"  N={n:5d}: {raw[n]:12,.0f} decisions/s", flush=True)
+        ratio = f"  ({raw[n] / spiel:5.1f}x OpenSpiel)" if spiel else ""
+        print(f"  N={n:5d}: {raw[n]:12,.0f} decisions/s{ratio}", flush=True)
     n = VECTOR_ENV_N
     env_rate = bench_vector_env(n, args.seconds)
     # raw play measured right before and after, so a machine's changing load biases the ratio less
@@ -178,7 +188,7 @@ def compare_one_game(seconds: float, rounds: int = 3) -> None:
     aec, anchor = [], []
     for _ in range(rounds):
         aec.append(bench_aec(seconds))
-        anchor.append(bench_openspiel(seconds))
+        anchor.append(openspiel_random_play(seconds))
     if aec[0] is not None:
         print(f"  PettingZoo AEC env (env() with wrappers): {max(aec):12,.0f} decisions/s")
     if anchor[0] is None:

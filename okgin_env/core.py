@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import IntEnum
+from operator import attrgetter
 from typing import Sequence
 
 import numpy as np
@@ -34,8 +35,8 @@ from . import melds as _melds
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, parse_deck
 from .observation import (CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
-                          OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES,
-                          STOCK_SCALE, STOCK_SIZE)
+                          OBS_FIELDS, OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED,
+                          SCORES, STOCK_SCALE, STOCK_SIZE)
 from .rules import NEXT_DEALER_CHOICES, Rules
 
 UPCARD_POS = 2 * HAND_SIZE  #: deck[20] is the upcard
@@ -53,6 +54,15 @@ class Phase(IntEnum):
     DRAW = 3  #: start of a turn: draw the stock or take the top discard
     DISCARD = 4  #: after taking a card: discard or knock
     OVER = 5  #: the episode has ended
+
+
+# The phases as plain ints for the kernels (numba reads module globals, not enum members).
+PH_OFFER_NONDEALER = int(Phase.OFFER_NONDEALER)
+PH_OFFER_DEALER = int(Phase.OFFER_DEALER)
+PH_FORCED_DRAW = int(Phase.FORCED_DRAW)
+PH_DRAW = int(Phase.DRAW)
+PH_DISCARD = int(Phase.DISCARD)
+PH_OVER = int(Phase.OVER)
 
 
 @dataclass
@@ -94,6 +104,32 @@ class GameState:
     def copy(self) -> "GameState":
         return GameState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
+    def arrays(self) -> tuple:
+        """The fields as one tuple in field order: how kernels receive the state (``st[ST_HANDS]``)."""
+        return _state_getter(self)
+
+
+# Kernels take the whole state as one argument and read each field by its index constant, so two
+# same-typed arrays (taken, discarded, declined) cannot be swapped at a call site. A plain tuple,
+# not a named tuple: numba dispatches on a named tuple of arrays twice as slowly (~5 us a call).
+_STATE_FIELDS = tuple(f.name for f in fields(GameState))
+_state_getter = attrgetter(*_STATE_FIELDS)
+(ST_DECK, ST_HANDS, ST_STOCK_NEXT, ST_PILE, ST_PILE_SIZE, ST_DEALER, ST_CURRENT_PLAYER, ST_PHASE, ST_TAKEN_CARD,
+ ST_KNOCK_LIMIT, ST_TURNS, ST_SCORES, ST_HANDS_WON, ST_TAKEN, ST_DISCARDED, ST_DECLINED, ST_DONE) = range(17)
+
+
+def _check_indices(prefix: str, names: Sequence[str]) -> None:
+    """Fail at import if the PREFIX_NAME index constants do not follow ``names``."""
+    for k, name in enumerate(names):
+        if globals().get(prefix + name.upper()) != k:
+            raise RuntimeError(f"{prefix}{name.upper()} must be {k}: the index constants must follow {names}")
+    extra = {k for k in globals() if k.startswith(prefix)} - {prefix + name.upper() for name in names}
+    if extra:
+        raise RuntimeError(f"{', '.join(sorted(extra))} name no field of {names}")
+
+
+_check_indices("ST_", _STATE_FIELDS)
+
 
 # HandResult is backed by four packed arrays (few allocations per step); its fields are views.
 _R_INT = ("knocker", "winner", "game_winner", "upcard", "dealer", "knock_card", "deadwood0", "deadwood1",
@@ -102,6 +138,11 @@ _R_BOOL = ("gin", "undercut", "void", "truncated_hand", "spade_doubled", "game_o
 (RI_KNOCKER, RI_WINNER, RI_GAME_WINNER, RI_UPCARD, RI_DEALER, RI_KNOCK_CARD, RI_DEADWOOD, _, RI_POINTS, _,
  RI_SCORES, _) = range(len(_R_INT))
 RB_GIN, RB_UNDERCUT, RB_VOID, RB_TRUNC, RB_SPADE, RB_GAME_OVER = range(len(_R_BOOL))
+RC_LAID_OFF = 2  #: HandResult.cards[:, p] is player p's final hand (p = 0, 1); this row is laid_off
+# HandResult's packed arrays as the kernels receive them (HandResult.arrays(), read like GameState's).
+_RESULT_FIELDS = ("ints", "bools", "cards", "meld_id")
+RES_INTS, RES_BOOLS, RES_CARDS, RES_MELD_ID = range(4)
+_check_indices("RES_", _RESULT_FIELDS)
 
 
 class HandResult:
@@ -119,13 +160,17 @@ class HandResult:
     laid_off (N, 52) bool defender cards laid off; upcard, dealer, knock_card (N,) (-1 none).
     """
 
-    __slots__ = ("ints", "bools", "cards", "meld_id")
+    __slots__ = _RESULT_FIELDS
 
     def __init__(self, n: int) -> None:
         self.ints = np.full((n, len(_R_INT)), -1, np.int32)  #: packed integer fields
         self.bools = np.zeros((n, len(_R_BOOL)), bool)  #: packed flags
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
+
+    def arrays(self) -> tuple:
+        """The packed arrays as one tuple, read in kernels as res[RES_INTS], ..."""
+        return (self.ints, self.bools, self.cards, self.meld_id)
 
     # Views are made on access, so a step pays for four allocations, not twenty.
     knocker = property(lambda self: self.ints[:, RI_KNOCKER])
@@ -144,7 +189,7 @@ class HandResult:
     spade_doubled = property(lambda self: self.bools[:, RB_SPADE])
     game_over = property(lambda self: self.bools[:, RB_GAME_OVER])
     hands = property(lambda self: self.cards[:, 0:2])
-    laid_off = property(lambda self: self.cards[:, 2])
+    laid_off = property(lambda self: self.cards[:, RC_LAID_OFF])
 
 
 @dataclass
@@ -166,6 +211,20 @@ RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_
     RP_TARGET, RP_GAME_BONUSES, RP_MAX_TURNS, RP_GAME_EPISODE = range(10)
 LINE_BONUS, GAME_BONUS = 25, 100
 
+# Per-game outputs of one step, as the step kernel receives them (one tuple, read like GameState's):
+# rewards (N, 2) float32; flags (N, 4) bool, columns F_*; next_dealer (N,) int8 dealer of the next
+# hand where F_NEED_DEAL; ended (N, 2) bool (terminated, truncated) of each finished episode.
+_OUT_FIELDS = ("rewards", "flags", "next_dealer", "ended")
+OUT_REWARDS, OUT_FLAGS, OUT_NEXT_DEALER, OUT_ENDED = range(4)
+_check_indices("OUT_", _OUT_FIELDS)
+F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of out[OUT_FLAGS]
+# The observe kernel writes these observation fields whole; every other field it zeroes, then sets
+# a few entries ((offset, size) pairs in _SPARSE_FIELDS, derived so that a new field is zeroed too).
+_WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stock_size", "is_dealer")
+_SPARSE_FIELDS = tuple((sl.start, sl.stop - sl.start) for f, sl in OBS_FIELDS.items() if f not in _WHOLE_FIELDS)
+# The meld tables the kernels use, read as globals (numba freezes them as constants).
+_RUN_DW, _RUN_MELDED, _RANK_POINTS = _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS
+
 
 def _rule_params(rules: Rules, episode: str) -> np.ndarray:
     return np.array([
@@ -176,42 +235,52 @@ def _rule_params(rules: Rules, episode: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- kernels
+# Kernels take the state as one tuple (``st``, from GameState.arrays()), a step's outputs as one
+# (``out``, StepOutput fields) and HandResult's arrays as one (``res``, HandResult.arrays()), and
+# read every field by its index constant: st[ST_HANDS], out[OUT_FLAGS], res[RES_INTS].
 
 @njit(cache=True)
-def _deal_kernel(idx, decks, dealers, rp, s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer,
-                 s_cur, s_phase, s_taken_card, s_knock_limit, s_turns, s_taken, s_discarded, s_declined, s_done):
+def _deal_kernel(idx, decks, dealers, rp, st):
     """Deal a new hand in games idx[j] from decks[j] with dealers[j]."""
+    deck, hands, taken = st[ST_DECK], st[ST_HANDS], st[ST_TAKEN]
+    discarded, declined, pile = st[ST_DISCARDED], st[ST_DECLINED], st[ST_PILE]
+    pile_size, stock_next, dealer = st[ST_PILE_SIZE], st[ST_STOCK_NEXT], st[ST_DEALER]
+    current_player, phase, taken_card = st[ST_CURRENT_PLAYER], st[ST_PHASE], st[ST_TAKEN_CARD]
+    turns, done, knock_limit = st[ST_TURNS], st[ST_DONE], st[ST_KNOCK_LIMIT]
     for j in range(idx.shape[0]):
         i = idx[j]
         d = dealers[j]
         for c in range(NUM_CARDS):
-            s_deck[i, c] = decks[j, c]
+            deck[i, c] = decks[j, c]
             for p in range(2):
-                s_hands[i, p, c] = False
-                s_taken[i, p, c] = False
-                s_discarded[i, p, c] = False
-                s_declined[i, p, c] = False
+                hands[i, p, c] = False
+                taken[i, p, c] = False
+                discarded[i, p, c] = False
+                declined[i, p, c] = False
         for k in range(UPCARD_POS):  # alternately, non-dealer first
-            s_hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+            hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
         up = decks[j, UPCARD_POS]
-        s_pile[i, 0] = up
-        s_pile_size[i] = 1
-        s_stock_next[i] = STOCK_START
-        s_dealer[i] = d
-        s_cur[i] = 1 - d
-        s_phase[i] = 0  # OFFER_NONDEALER
-        s_taken_card[i] = -1
-        s_turns[i] = 0
-        s_done[i] = False
+        pile[i, 0] = up
+        pile_size[i] = 1
+        stock_next[i] = STOCK_START
+        dealer[i] = d
+        current_player[i] = 1 - d
+        phase[i] = PH_OFFER_NONDEALER
+        taken_card[i] = -1
+        turns[i] = 0
+        done[i] = False
         rank = up % NUM_RANKS
-        s_knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+        knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
 
 
 @njit(cache=True)
-def _end_hand(i, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-              rewards, flags, next_dealer, r_int, r_bool):
+def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
     """Book a finished hand: scores, rewards, episode end or the next deal."""
-    before0, before1 = s_scores[i, 0], s_scores[i, 1]
+    scores, hands_won, dealer = st[ST_SCORES], st[ST_HANDS_WON], st[ST_DEALER]
+    done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
+    r_int, r_bool, rewards = res[RES_INTS], res[RES_BOOLS], out[OUT_REWARDS]
+    flags, next_dealer = out[OUT_FLAGS], out[OUT_NEXT_DEALER]
+    before0, before1 = scores[i, 0], scores[i, 1]
     game_ep = rp[RP_GAME_EPISODE] == 1
     game_over = False
     r_int[i, RI_POINTS] = 0
@@ -220,54 +289,58 @@ def _end_hand(i, winner, pts, void, cap, rp, s_scores, s_hands_won, s_dealer, s_
         loser = 1 - winner
         r_int[i, RI_WINNER] = winner
         r_int[i, RI_POINTS + winner] = pts
-        s_scores[i, winner] += pts
-        s_hands_won[i, winner] += 1
-        if game_ep and s_scores[i, winner] >= rp[RP_TARGET]:
+        scores[i, winner] += pts
+        hands_won[i, winner] += 1
+        if game_ep and scores[i, winner] >= rp[RP_TARGET]:
             game_over = True
             if rp[RP_GAME_BONUSES] == 1:
-                s_scores[i, winner] += LINE_BONUS * s_hands_won[i, winner] + GAME_BONUS
-                s_scores[i, loser] += LINE_BONUS * s_hands_won[i, loser]
-                if s_hands_won[i, loser] == 0:
-                    s_scores[i, winner] *= 2
+                scores[i, winner] += LINE_BONUS * hands_won[i, winner] + GAME_BONUS
+                scores[i, loser] += LINE_BONUS * hands_won[i, loser]
+                if hands_won[i, loser] == 0:
+                    scores[i, winner] *= 2
             r_bool[i, RB_GAME_OVER] = True
             r_int[i, RI_GAME_WINNER] = winner
-    gain0 = s_scores[i, 0] - before0
-    gain1 = s_scores[i, 1] - before1
+    gain0 = scores[i, 0] - before0
+    gain1 = scores[i, 1] - before1
     rewards[i, 0] = gain0 - gain1
     rewards[i, 1] = gain1 - gain0
-    r_int[i, RI_SCORES] = s_scores[i, 0]
-    r_int[i, RI_SCORES + 1] = s_scores[i, 1]
+    r_int[i, RI_SCORES] = scores[i, 0]
+    r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        flags[i, 3] = True
+        flags[i, F_NEED_DEAL] = True
         if void:
-            next_dealer[i] = s_dealer[i]
+            next_dealer[i] = dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
             next_dealer[i] = winner
         elif rp[RP_NEXT_DEALER] == 1:
             next_dealer[i] = 1 - winner
         else:
-            next_dealer[i] = 1 - s_dealer[i]
+            next_dealer[i] = 1 - dealer[i]
     else:
-        s_done[i] = True
-        s_cur[i] = -1
-        s_phase[i] = 5  # OVER
+        done[i] = True
+        current_player[i] = -1
+        phase[i] = PH_OVER
         if cap and not game_ep:
-            flags[i, 1] = True
+            flags[i, F_TRUNCATED] = True
         else:
-            flags[i, 0] = True
+            flags[i, F_TERMINATED] = True
 
 
 @njit(cache=True)
-def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
-                 s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
-                 s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined, s_done,
-                 rewards, flags, next_dealer, r_int, r_bool, r_cards, r_meld_id, ended):
+def _step_kernel(actions, move, rp, st, res, out):
     """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
-    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's episode
-    ended (terminated, truncated), repeated in flags while it stays finished.
+    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
+    episode ended (terminated, truncated), repeated in flags while it stays finished.
     Returns (games needing a new deal, games whose episode is over).
     """
+    hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
+    done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
+    taken, taken_card, declined = st[ST_TAKEN], st[ST_TAKEN_CARD], st[ST_DECLINED]
+    deck, stock_next, turns = st[ST_DECK], st[ST_STOCK_NEXT], st[ST_TURNS]
+    discarded, dealer, r_int = st[ST_DISCARDED], st[ST_DEALER], res[RES_INTS]
+    r_bool, r_cards, r_meld_id = res[RES_BOOLS], res[RES_CARDS], res[RES_MELD_ID]
+    flags, ended = out[OUT_FLAGS], out[OUT_ENDED]
     km = np.empty(4, np.int64)
     dm = np.empty(4, np.int64)
     cand = np.empty(4, np.int64)
@@ -275,69 +348,69 @@ def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
     kd = np.empty(2, np.int64)
     deals = 0
     for i in range(actions.shape[0]):
-        if s_done[i] or not move[i]:  # ended[i] is all False while the episode runs
-            flags[i, 0] = ended[i, 0]
-            flags[i, 1] = ended[i, 1]
+        if done[i] or not move[i]:  # ended[i] is all False while the episode runs
+            flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
+            flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
-        p = s_cur[i]
-        ph = s_phase[i]
+        p = current_player[i]
+        ph = phase[i]
         if a == TAKE_DISCARD:
-            top = s_pile[i, s_pile_size[i] - 1]
-            s_pile_size[i] -= 1
-            s_hands[i, p, top] = True
-            s_taken[i, p, top] = True
-            s_taken_card[i] = top
-            s_phase[i] = 4  # DISCARD
+            top = pile[i, pile_size[i] - 1]
+            pile_size[i] -= 1
+            hands[i, p, top] = True
+            taken[i, p, top] = True
+            taken_card[i] = top
+            phase[i] = PH_DISCARD
         elif a == PASS:
-            s_declined[i, p, s_pile[i, 0]] = True
-            s_phase[i] = 1 if ph == 0 else 2
-            s_cur[i] = 1 - p
+            declined[i, p, pile[i, 0]] = True
+            phase[i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
+            current_player[i] = 1 - p
         elif a == DRAW_STOCK:
-            if ph == 3:  # drawing instead of taking the top discard declines it
-                s_declined[i, p, s_pile[i, s_pile_size[i] - 1]] = True
-            card = s_deck[i, s_stock_next[i]]
-            s_stock_next[i] += 1
-            s_hands[i, p, card] = True
-            s_taken_card[i] = -1
-            s_phase[i] = 4
+            if ph == PH_DRAW:  # drawing instead of taking the top discard declines it
+                declined[i, p, pile[i, pile_size[i] - 1]] = True
+            card = deck[i, stock_next[i]]
+            stock_next[i] += 1
+            hands[i, p, card] = True
+            taken_card[i] = -1
+            phase[i] = PH_DISCARD
         else:  # discard or knock
             knock = a >= KNOCK
             c = a - KNOCK if knock else a
-            s_hands[i, p, c] = False
-            s_taken[i, p, c] = False
-            s_taken_card[i] = -1
-            s_turns[i] += 1
+            hands[i, p, c] = False
+            taken[i, p, c] = False
+            taken_card[i] = -1
+            turns[i] += 1
             if not knock:
-                s_pile[i, s_pile_size[i]] = c
-                s_pile_size[i] += 1
-                s_discarded[i, p, c] = True
-                wall = NUM_CARDS - s_stock_next[i] <= WALL
-                cap = (not wall) and s_turns[i] >= rp[RP_MAX_TURNS]
+                pile[i, pile_size[i]] = c
+                pile_size[i] += 1
+                discarded[i, p, c] = True
+                wall = NUM_CARDS - stock_next[i] <= WALL
+                cap = (not wall) and turns[i] >= rp[RP_MAX_TURNS]
                 if not (wall or cap):
-                    s_cur[i] = 1 - p
-                    s_phase[i] = 3  # DRAW
+                    current_player[i] = 1 - p
+                    phase[i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
-                flags[i, 2] = True
+                flags[i, F_HAND_OVER] = True
                 r_bool[i, RB_VOID] = True
                 r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
-                    _melds.masks_of_row(s_hands[i, q], km)
-                    r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, run_dw, cand, tmp)
+                    _melds.masks_of_row(hands[i, q], km)
+                    r_int[i, RI_DEADWOOD + q] = _melds.min_deadwood_of_masks(km, _RUN_DW, cand, tmp)
                     for cc in range(NUM_CARDS):
-                        r_cards[i, q, cc] = s_hands[i, q, cc]
-                r_int[i, RI_UPCARD] = s_deck[i, UPCARD_POS]
-                r_int[i, RI_DEALER] = s_dealer[i]
-                _end_hand(i, -1, 0, True, cap, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase, s_done,
-                          rewards, flags, next_dealer, r_int, r_bool)
+                        r_cards[i, q, cc] = hands[i, q, cc]
+                r_int[i, RI_UPCARD] = deck[i, UPCARD_POS]
+                r_int[i, RI_DEALER] = dealer[i]
+                _end_hand(i, -1, 0, True, cap, rp, st, res, out)
                 continue
             # knock: showdown
-            _melds.masks_of_row(s_hands[i, p], km)
-            _melds.masks_of_row(s_hands[i, 1 - p], dm)
-            _melds.showdown_of_masks(km, dm, run_dw, run_melded, rank_points, r_meld_id[i], r_cards[i, 2], kd)
+            _melds.masks_of_row(hands[i, p], km)
+            _melds.masks_of_row(hands[i, 1 - p], dm)
+            _melds.showdown_of_masks(km, dm, _RUN_DW, _RUN_MELDED, _RANK_POINTS, r_meld_id[i],
+                                     r_cards[i, RC_LAID_OFF], kd)
             k_dw, d_dw = kd[0], kd[1]
-            up = s_deck[i, UPCARD_POS]
+            up = deck[i, UPCARD_POS]
             if k_dw == 0:
                 winner, pts = p, d_dw + rp[RP_GIN]
                 r_bool[i, RB_GIN] = True
@@ -349,33 +422,45 @@ def _step_kernel(actions, move, rp, run_dw, run_melded, rank_points,
             if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
                 pts *= 2
                 r_bool[i, RB_SPADE] = True
-            flags[i, 2] = True
+            flags[i, F_HAND_OVER] = True
             r_int[i, RI_KNOCKER] = p
             r_int[i, RI_KNOCK_CARD] = c
             r_int[i, RI_DEADWOOD + p] = k_dw
             r_int[i, RI_DEADWOOD + 1 - p] = d_dw
             r_int[i, RI_UPCARD] = up
-            r_int[i, RI_DEALER] = s_dealer[i]
+            r_int[i, RI_DEALER] = dealer[i]
             for q in range(2):
                 for cc in range(NUM_CARDS):
-                    r_cards[i, q, cc] = s_hands[i, q, cc]
-            _end_hand(i, winner, pts, False, False, rp, s_scores, s_hands_won, s_dealer, s_cur, s_phase,
-                      s_done, rewards, flags, next_dealer, r_int, r_bool)
+                    r_cards[i, q, cc] = hands[i, q, cc]
+            _end_hand(i, winner, pts, False, False, rp, st, res, out)
     over = 0
     for i in range(actions.shape[0]):
-        deals += flags[i, 3]
-        if flags[i, 0] or flags[i, 1]:
-            ended[i, 0] = flags[i, 0]
-            ended[i, 1] = flags[i, 1]
+        deals += flags[i, F_NEED_DEAL]
+        if flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]:
+            ended[i, F_TERMINATED] = flags[i, F_TERMINATED]
+            ended[i, F_TRUNCATED] = flags[i, F_TRUNCATED]
             over += 1
     return deals, over
 
 
+@njit(cache=True, inline="always")
+def _zero(o, start, size):
+    for k in range(start, start + size):
+        o[k] = 0.0
+
+
 @njit(cache=True)
-def _observe_kernel(rows, players, write_mask, rp, run_dw, s_hands, s_pile, s_pile_size, s_stock_next, s_dealer,
-                    s_cur, s_phase, s_taken_card, s_knock_limit, s_scores, s_taken, s_discarded, s_declined,
-                    s_done, out_obs, out_mask):
-    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover."""
+def _observe_kernel(rows, players, write_mask, rp, st, out_obs, out_mask):
+    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover.
+
+    Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
+    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
+    """
+    hands, taken, discarded = st[ST_HANDS], st[ST_TAKEN], st[ST_DISCARDED]
+    declined, pile_size, pile = st[ST_DECLINED], st[ST_PILE_SIZE], st[ST_PILE]
+    knock_limit, stock_next, dealer = st[ST_KNOCK_LIMIT], st[ST_STOCK_NEXT], st[ST_DEALER]
+    scores, phase, done = st[ST_SCORES], st[ST_PHASE], st[ST_DONE]
+    current_player, taken_card = st[ST_CURRENT_PLAYER], st[ST_TAKEN_CARD]
     ms = np.empty(4, np.int64)
     dw = np.empty(NUM_CARDS, np.int64)
     cand = np.empty(4, np.int64)
@@ -384,61 +469,62 @@ def _observe_kernel(rows, players, write_mask, rp, run_dw, s_hands, s_pile, s_pi
         i = rows[j]
         p = players[i]
         o = out_obs[i]
-        o[:] = 0.0
         if write_mask:
             out_mask[i, :] = False
         if p < 0:
+            o[:] = 0.0
             continue
         q = 1 - p
-        for c in range(NUM_CARDS):
-            o[OWN_HAND + c] = s_hands[i, p, c]
-            o[OPP_TAKEN + c] = s_taken[i, q, c]
-            o[OPP_DISCARDED + c] = s_discarded[i, q, c]
-            o[OPP_DECLINED + c] = s_declined[i, q, c]
-        n = s_pile_size[i]
+        own = hands[i, p]
+        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                             (OPP_DECLINED, declined[i, q])):
+            for c in range(NUM_CARDS):
+                o[start + c] = cards[c]
+        for start, size in _SPARSE_FIELDS:
+            _zero(o, start, size)
+        n = pile_size[i]
         if n > 0:
-            o[DISCARD_TOP + s_pile[i, n - 1]] = 1.0
+            o[DISCARD_TOP + pile[i, n - 1]] = 1.0
             for k in range(n - 1):
-                o[PILE_BURIED + s_pile[i, k]] = 1.0
-        o[KNOCK_LIMIT + s_knock_limit[i]] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - s_stock_next[i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if s_dealer[i] == p else 0.0
+                o[PILE_BURIED + pile[i, k]] = 1.0
+        kl = knock_limit[i]
+        o[KNOCK_LIMIT + kl] = 1.0
+        o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
         if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = s_scores[i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = s_scores[i, q] / rp[RP_TARGET]
+            o[SCORES] = scores[i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
             o[SCORES + 2] = rp[RP_TARGET] / 100.0
-        ph = s_phase[i]
-        if s_done[i] or s_cur[i] != p:
+        ph = phase[i]
+        if done[i] or current_player[i] != p:
             continue
         o[PHASE + ph] = 1.0
         m = out_mask[i]
-        if ph == 0 or ph == 1:
+        if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
             if write_mask:
                 m[TAKE_DISCARD] = True
                 m[PASS] = True
-        elif ph == 2:
+        elif ph == PH_FORCED_DRAW:
             if write_mask:
                 m[DRAW_STOCK] = True
-        elif ph == 3:
+        elif ph == PH_DRAW:
             if write_mask:
                 m[DRAW_STOCK] = True
                 m[TAKE_DISCARD] = True
         else:
-            _melds.masks_of_row(s_hands[i, p], ms)
-            _melds.deadwood_after_discard_of_masks(ms, run_dw, dw, cand, tmp)
-            blocked = s_taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            _melds.masks_of_row(own, ms)
+            _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
+            blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
             if blocked >= 0:
                 o[CANNOT_DISCARD + blocked] = 1.0
             for c in range(NUM_CARDS):
-                if not s_hands[i, p, c]:
+                if not own[c]:
                     continue
                 o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
                 if write_mask and c != blocked:
                     m[c] = True
-                    if dw[c] <= s_knock_limit[i]:
+                    if dw[c] <= kl:
                         m[KNOCK + c] = True
-
-
 
 
 # ------------------------------------------------------------------------ the class
@@ -493,10 +579,8 @@ class VectorGame:
         return self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (k, 1)), axis=1)
 
     def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
-        s = self.state
-        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp, s.deck,
-                     s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.knock_limit, s.turns, s.taken, s.discarded, s.declined, s.done)
+        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp,
+                     self.state.arrays())
 
     def _new_games(self, idx: np.ndarray, decks: np.ndarray | None = None, dealers: np.ndarray | None = None) -> None:
         if decks is None:
@@ -601,13 +685,12 @@ class VectorGame:
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
         flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = flags.T
+        terminated, truncated, hand_over, need_deal = (flags[:, k] for k in (F_TERMINATED, F_TRUNCATED, F_HAND_OVER,
+                                                                             F_NEED_DEAL))
         next_dealer = np.zeros(n, np.int8)
         r = HandResult(n)
-        deals, over = _step_kernel(a, move, self._rp, _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS,
-                     s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer, s.current_player, s.phase,
-                     s.taken_card, s.turns, s.scores, s.hands_won, s.taken, s.discarded,
-                     s.declined, s.done, rewards, flags, next_dealer, r.ints, r.bools, r.cards, r.meld_id, self._ended)
+        deals, over = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
+                                   (rewards, flags, next_dealer, self._ended))
         if deals:
             idx = np.flatnonzero(need_deal)
             self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
@@ -628,7 +711,6 @@ class VectorGame:
     def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
               out: np.ndarray | None = None) -> np.ndarray:
         """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
-        s = self.state
         if out is not None:
             if out.shape != (self.num_games, OBS_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
                 raise ValueError(f"observation must be a C-contiguous float32 array of shape "
@@ -640,9 +722,8 @@ class VectorGame:
             obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
         if rows is None:
             rows = self._all
-        _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, _melds.RUN_DEADWOOD, s.hands, s.pile,
-                        s.pile_size, s.stock_next, s.dealer, s.current_player, s.phase, s.taken_card,
-                        s.knock_limit, s.scores, s.taken, s.discarded, s.declined, s.done, obs, self._mask)
+        _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, self.state.arrays(),
+                        obs, self._mask)
         return obs
 
     def observe(self, players: int | Sequence[int] | np.ndarray,
@@ -679,18 +760,14 @@ def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarr
 
 @njit(cache=True)
 def _pick_kth_legal(mask, u, out):
+    legal = np.empty(mask.shape[1], np.int64)
     for i in range(mask.shape[0]):
+        row = mask[i]
         n = 0
-        for a in range(mask.shape[1]):
-            n += mask[i, a]
-        k = int(u[i] * n)
-        out[i] = 0
-        for a in range(mask.shape[1]):
-            if mask[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+        for a in range(mask.shape[1]):  # branch-free compaction: which actions are legal is unpredictable
+            legal[n] = a
+            n += row[a]
+        out[i] = legal[int(u[i] * n)] if n > 0 else 0
 
 
 @njit(cache=True)

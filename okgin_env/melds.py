@@ -188,6 +188,21 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
     outside the sets (a set of four minus c is the choice "all but c"), so one pass over the
     full hand's set choices serves all discards: only the suit of c changes.
     """
+    _after_discard(ms, run_dw, out, cand, tmp, True)
+
+
+@njit(cache=True)
+def deadwood_after_discard_held_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray,
+                                         tmp: np.ndarray) -> None:
+    """``deadwood_after_discard_of_masks`` for the held cards only: out[c] of a card not held is
+    some number above any deadwood, not 999. Skipping that clamp lets the common pass vectorize
+    (no 64-bit vector min before AVX-512), for kernels that read held cards only (the core's mask)."""
+    _after_discard(ms, run_dw, out, cand, tmp, False)
+
+
+@njit(cache=True, inline="always")
+def _after_discard(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray, tmp: np.ndarray,
+                   clamp: bool) -> None:
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
         ncodes = 1
         for k in range(4):
@@ -196,15 +211,16 @@ def deadwood_after_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, out: np.
         _candidates(ms, cand)
         ncodes = _num_codes(ms, cand)
     # "no sets" (code 0) leaves every held card in the runs search: it fills every entry.
-    _after_discard_under(ms, run_dw, out, True)
+    _after_discard_under(ms, run_dw, out, True, clamp)
     for code in range(1, ncodes):
         _apply_sets(ms, cand, code, tmp)
-        _after_discard_under(tmp, run_dw, out, False)
+        _after_discard_under(tmp, run_dw, out, False, clamp)
 
 
 @njit(cache=True, inline="always")
-def _after_discard_under(rest: np.ndarray, run_dw: np.ndarray, out: np.ndarray, first: bool) -> None:
-    """out[c] <- deadwood without c when ``rest`` are the cards left to runs (min with out unless first)."""
+def _after_discard_under(rest: np.ndarray, run_dw: np.ndarray, out: np.ndarray, first: bool, clamp: bool) -> None:
+    """out[c] <- deadwood without c when ``rest`` are the cards left to runs (min with out unless first;
+    with clamp, cards not held get DEADWOOD_NOT_HELD)."""
     total = run_dw[rest[0]] + run_dw[rest[1]] + run_dw[rest[2]] + run_dw[rest[3]]
     for s in range(NUM_SUITS):
         t = rest[s]
@@ -213,7 +229,7 @@ def _after_discard_under(rest: np.ndarray, run_dw: np.ndarray, out: np.ndarray, 
         for r in range(NUM_RANKS):
             v = base + row[r]
             if first:
-                out[s * NUM_RANKS + r] = min(v, DEADWOOD_NOT_HELD)
+                out[s * NUM_RANKS + r] = min(v, DEADWOOD_NOT_HELD) if clamp else v
             elif v < out[s * NUM_RANKS + r]:
                 out[s * NUM_RANKS + r] = v
 

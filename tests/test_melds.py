@@ -259,6 +259,22 @@ def test_deadwood_after_discard_matches_oracle():
             assert int(row[c]) == want, (format_cards(h), card_text(c))
 
 
+
+def test_deadwood_after_discard_held_agrees_on_held_cards():
+    """The unclamped variant the core's mask uses: equal on held cards, above any deadwood elsewhere."""
+    rng = np.random.default_rng(8)
+    hands = _dense_hands(rng, 1500, 11) + _dense_hands(rng, 500, 11, max_rank=13)
+    hands += [cards("As Ad Ac Ah 2s 2d 2c 2h 3s 3d 3c")]  # every card in a set: many set choices
+    masks = np.stack([mask_of(h) for h in hands])
+    full = np.asarray(melds.deadwood_after_discard(masks))
+    ms, cand, tmp = np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4, np.int64)
+    out = np.empty(NUM_CARDS, np.int64)
+    for i, h in enumerate(hands):
+        melds.masks_of_row(masks[i], ms)
+        melds.deadwood_after_discard_held_of_masks(ms, melds.RUN_DEADWOOD, out, cand, tmp)
+        np.testing.assert_array_equal(out[masks[i]], full[i, masks[i]], err_msg=format_cards(h))
+        assert (out[~masks[i]] > NOT_HELD).all(), format_cards(h)
+
 @pytest.mark.parametrize("size", [1, 2, 4, 10, 11, 12])
 def test_deadwood_and_best_discard_matches_the_full_search(size):
     """The one-pass scalar kernel agrees with hand_deadwood and the min of deadwood_after_discard."""
