@@ -324,3 +324,31 @@ def test_sb3_maskable_ppo_example_runs_with_a_tiny_budget():
     pytest.importorskip("sb3_contrib")
     out = run_example("sb3_maskable_ppo.py", "--total-timesteps", "512", "--n-envs", "2", "--eval-hands", "10")
     assert "points/hand (95% CI)" in out and "over 10 hands" in out
+
+
+@pytest.mark.slow
+def test_pettingzoo_parallel_example_runs():
+    out = run_example("pettingzoo_parallel.py", "--episodes", "1", "--num-envs", "2", "--steps", "300")
+    assert "parallel episode 0: player_0" in out and "vector env: 2 envs x 2 agents, 300 steps" in out
+
+
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
+def test_turn_based_parallel_env_passes_the_parallel_api_test():
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    parallel_api_test(turn_based_aec_to_parallel(okgin_env.env(deadwood_shaping=0.5)), num_cycles=300)
+
+
+def test_supersuit_vector_env_keeps_dict_observations():
+    ss = pytest.importorskip("supersuit")
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    vec = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(turn_based_aec_to_parallel(okgin_env.env())), 2,
+                                num_cpus=0, base_class="gymnasium")
+    obs, _ = vec.reset(seed=0)
+    assert obs["observation"].shape == (4, OBS_SIZE) and obs["action_mask"].shape == (4, NUM_ACTIONS)
+    # one agent of each env is to act: exactly one of its two rows has legal actions
+    assert obs["action_mask"].any(axis=1).reshape(2, 2).sum(axis=1).tolist() == [1, 1]
+    vec.close()
