@@ -26,6 +26,7 @@ import time
 
 import gymnasium
 import numpy as np
+import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
@@ -42,6 +43,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponent", default="random", help="training and evaluation opponent (agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
     p.add_argument("--eval-hands", type=int, default=400, help="hands of the final evaluation")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch CPU threads (1: a small MLP gains nothing from more, and they fight the envs)")
     return p.parse_args(argv)
 
 
@@ -63,6 +66,7 @@ def evaluate(model: MaskablePPO, opponent: str, hands: int, seed: int) -> np.nda
 
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)
     start = time.time()
     vec_env = make_vec_env(ENV_ID, n_envs=args.n_envs, seed=args.seed,
                            env_kwargs=dict(opponent=args.opponent, deadwood_shaping=args.deadwood_shaping))
