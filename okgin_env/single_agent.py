@@ -165,7 +165,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("step() called on a finished episode; call reset() first")
         a = self._check_action(action)
         if a is None:
-            return self._end_illegal(action)
+            return self._end_illegal()
         if self.render_mode is not None:
             self._last_actions[self.seat] = record_action(self.game.state, 0, a)
         self._act[0] = a
@@ -238,7 +238,7 @@ class SingleAgentEnv(gymnasium.Env):
             return None
         return check_action(action, self._mask)
 
-    def _end_illegal(self, action: Any):
+    def _end_illegal(self) -> tuple:
         """``illegal_action="terminate"``: the episode ends at once with ``ILLEGAL_REWARD``
         (the game is left as it was; ``reset`` starts a new one)."""
         reward = ILLEGAL_REWARD + self._pending_reward
