@@ -43,6 +43,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponent", default="random", help="training and evaluation opponent (agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
     p.add_argument("--eval-hands", type=int, default=400, help="hands of the final evaluation")
+    p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
+    p.add_argument("--batch-size", type=int, default=256, help="minibatch size")
+    p.add_argument("--n-epochs", type=int, default=10, help="epochs per update")
+    p.add_argument("--learning-rate", type=float, default=3e-4)
+    p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
+    p.add_argument("--gae-lambda", type=float, default=0.8,
+                   help="GAE lambda (below SB3's 0.95: leans on the critic and the shaping terms more)")
+    p.add_argument("--net-arch", default="128,128", help="hidden layer sizes of the policy and value MLPs")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1: a small MLP gains nothing from more, and they fight the envs)")
     return p.parse_args(argv)
@@ -70,8 +78,10 @@ def main(argv: list[str] | None = None) -> float:
     start = time.time()
     vec_env = make_vec_env(ENV_ID, n_envs=args.n_envs, seed=args.seed,
                            env_kwargs=dict(opponent=args.opponent, deadwood_shaping=args.deadwood_shaping))
-    model = MaskablePPO("MlpPolicy", vec_env, gamma=1.0, n_steps=256, batch_size=256, learning_rate=3e-4,
-                        ent_coef=0.01, seed=args.seed, verbose=0)
+    model = MaskablePPO("MlpPolicy", vec_env, gamma=1.0, n_steps=args.n_steps, batch_size=args.batch_size,
+                        n_epochs=args.n_epochs, learning_rate=args.learning_rate, ent_coef=args.ent_coef,
+                        gae_lambda=args.gae_lambda, policy_kwargs=dict(net_arch=[int(n) for n in args.net_arch.split(",")]),
+                        seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.total_timesteps)
     train_s = time.time() - start
     points = evaluate(model, args.opponent, args.eval_hands, seed=10_000_000 + args.seed)
