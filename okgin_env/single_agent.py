@@ -272,20 +272,18 @@ class SingleAgentEnv(gymnasium.Env):
         if self.render_mode == "rgb_array":
             from .render_rgb import render_rgb  # lazy: only rgb frames need the drawing module
 
-            hand, table = self._render_parts()
             return render_rgb(self.game.state, self.seat, self.rules, episode=self.config.episode,
-                              last_actions=self._last_actions, names=self._names(), hand_result=hand,
-                              show_table=table)
+                              last_hand=self._shown_hand(), last_actions=self._last_actions, names=self._names())
         return render_in_mode(self.render_mode, self.render_text)
 
     def render_text(self, color: bool = False) -> str:
         """The learner's view, after the last hand's result."""
         names = self._names()
-        hand, table = self._render_parts()
+        hand = self._shown_hand()
         parts = []
         if hand is not None:
             parts.append(render_hand_result(hand, names=names, color=color))
-        if table:
+        if not self._done or self._last_hand is None:
             parts.append(render_player_view(self.game.state, self.seat, self.rules, episode=self.config.episode,
                                             last_actions=self._last_actions, names=names, color=color))
         return "\n".join(parts)
@@ -293,7 +291,6 @@ class SingleAgentEnv(gymnasium.Env):
     def _names(self) -> tuple[str, str]:
         return ("you", "opponent") if self.seat == 0 else ("opponent", "you")
 
-    def _render_parts(self) -> tuple[dict | None, bool]:
-        """(the hand result to show or None, whether to show the table from the learner's seat)."""
-        hand = self._last_hand if self._last_hand is not None and (self._show_result or self._done) else None
-        return hand, not self._done or self._last_hand is None
+    def _shown_hand(self) -> dict | None:
+        """The result of a hand that ended in the last reset/step (or ended the episode), else None."""
+        return self._last_hand if self._last_hand is not None and (self._show_result or self._done) else None
