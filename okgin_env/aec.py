@@ -22,7 +22,13 @@ Options (keyword arguments of ``env``/``raw_env``): every ``Rules`` option (``kn
   gin ~50, so rewards stay near +-1); in game episodes they come at every hand's end (game
   bonuses included at the end). "win" gives +1/-1 to the winner/loser of the hand (hand
   episodes; 0 for a void hand) or of the game (game episodes; only at the game's end).
-  Rewards are zero-sum in every step.
+  Rewards are zero-sum in every step (without shaping).
+* ``deadwood_shaping=c`` (default 0 = off): potential-based shaping. A player's reward gets
+  ``phi(s') - phi(s)`` between its consecutive decisions s and s' (paid in the step that brings
+  s'), with ``phi = okgin_env.shaping.potential(obs, c, reward_scale)`` of its observation and
+  ``phi = 0`` once the episode has ended (paid to both in the last step). Each player's terms sum
+  to ``-phi(its first decision)`` over an episode; ``hand_result`` points stay unshaped, and the
+  rewards are no longer zero-sum. ``docs/conformance.md`` explains when to use it.
 
 Unknown option names raise a ``ValueError`` listing the valid ones.
 
@@ -79,12 +85,13 @@ from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS
 from .core import UPCARD_POS, Phase, StepOutput, VectorGame
 from .observation import STOCK_SCALE, field_slices
-from .options import EnvConfig, observation_box, parse_reset_options, score_bound
+from .options import EnvConfig, observation_space, parse_reset_options, score_bound
 from .registration import register_envs
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
 from .render_rgb import render_rgb as rgb_frame
 from .rules import Rules
+from .shaping import potential
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
 
@@ -288,15 +295,13 @@ class raw_env(AECEnv, EzPickle):
         self.game = VectorGame(1, self.rules, episode=self.config.episode)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
-        self.observation_spaces = {
-            a: spaces.Dict({"observation": observation_box(self.rules),
-                            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
-            for a in AGENTS
-        }
+        self.observation_spaces = {a: observation_space(self.rules, "dict") for a in AGENTS}
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
         self.state_space = state_box(self.rules)
         self._points = self.config.reward == "points"
         self._scale = self.config.reward_scale
+        self._shaping = self.config.deadwood_shaping
+        self._phi: list[float | None] = [None, None]  # potential at each player's last decision
         self._act = np.zeros(1, np.int64)
         self._player = -1  # core player id to act, -1 when the episode is over
         self._mask = np.zeros(NUM_ACTIONS, bool)
@@ -330,6 +335,9 @@ class raw_env(AECEnv, EzPickle):
         self._hand_ended = False
         self._knock_limit = int(self.game.state.knock_limit[0])
         self._new_turn(out, int(out.current_player[0]))
+        if self._shaping:
+            self._phi = [None, None]
+            self._shape(self._player)  # the first decision: no reward
         if self.render_mode == "human":
             self.render()
 
@@ -368,6 +376,8 @@ class raw_env(AECEnv, EzPickle):
             for a_ in AGENTS:
                 self.infos[a_]["action_mask"] = _ZERO_MASK
             self.agent_selection = AGENTS[1 - player]
+        if self._shaping:
+            self._shape(cur)
         if self._rewarded:
             self._accumulate_rewards()
         if self.render_mode == "human":
@@ -407,6 +417,20 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = {a: True for a in AGENTS}
         if out.truncated[0]:
             self.truncations = {a: True for a in AGENTS}
+
+    def _shape(self, cur: int) -> None:
+        """Add phi(s') - phi(s) to the reward of ``cur``, now at a new decision s' (or, when
+        ``cur < 0``, to both players for the episode's end, where phi = 0)."""
+        if cur >= 0:
+            phi = float(potential(self._views[cur]["observation"], self._shaping, self._scale))
+            gains = {cur: phi}
+        else:
+            gains = {p: 0.0 for p in (0, 1)}
+        for p, phi in gains.items():
+            if self._phi[p] is not None:
+                self.rewards[AGENTS[p]] += phi - self._phi[p]
+                self._rewarded = True
+            self._phi[p] = phi if cur >= 0 else None
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:

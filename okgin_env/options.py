@@ -2,7 +2,7 @@
 
 ``EnvConfig.from_options`` splits keyword options into ``Rules`` and env options and rejects
 unknown names; ``parse_reset_options`` validates ``reset(options={"deck", "dealer"})``;
-``observation_box`` is the observation space.
+``observation_box`` / ``observation_space`` are the observation spaces.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 from gymnasium import spaces
 
+from .actions import NUM_ACTIONS
 from .cards import parse_deck
 from .core import EPISODES, GAME_BONUS, LINE_BONUS
 from .observation import OBS_FIELDS, OBS_SIZE
@@ -139,3 +140,19 @@ def observation_box(rules: Rules) -> spaces.Box:
     high[sc.start:sc.start + 2] = score_bound(rules)
     high[sc.start + 2] = max(1.0, rules.target_score / 100.0)
     return spaces.Box(low=0.0, high=high, shape=(OBS_SIZE,), dtype=np.float32)
+
+
+def action_mask_box() -> spaces.Box:
+    """Box of an int8 action mask (1 = legal), the ``action_mask`` of dict observations."""
+    return spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
+
+
+def observation_space(rules: Rules, obs_format: str = "vector") -> spaces.Space:
+    """The observation space for ``obs_format`` (see ``EnvConfig.obs_format``): the observation
+    ``Box``, or ``Dict(observation=Box, action_mask=action_mask_box())``."""
+    box = observation_box(rules)
+    if obs_format == "vector":
+        return box
+    if obs_format == "dict":
+        return spaces.Dict({"observation": box, "action_mask": action_mask_box()})
+    raise ValueError(f"invalid obs_format={obs_format!r}: allowed is {' | '.join(map(repr, OBS_FORMATS))}")

@@ -4,8 +4,11 @@
 Import              ``okgin_env.SingleAgentEnv(opponent="random", seat="random", **options)``
                     or ``gymnasium.make("okgin/OklahomaGin-v0", opponent="random")``
 Actions             ``Discrete(107)`` (as in the AEC env; ``okgin_env.actions``)
-Observations        ``Box(float32, (OBS_SIZE,))``: the learner's observation vector
+Observations        ``Box(float32, (OBS_SIZE,))``: the learner's observation vector (default,
+                    ``obs_format="vector"``), or with ``obs_format="dict"``
+                    ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``
 Action mask         ``env.action_masks()`` (sb3-contrib ``MaskablePPO``) and ``info["action_mask"]``
+Render modes        ``"ansi"``, ``"human"`` (text), ``"rgb_array"`` (``okgin_env.render_rgb``)
 ==================  ==========================================================================
 
 The learner plays one seat (player id ``seat``: 0, 1, or "random" = drawn at every reset);
@@ -17,7 +20,8 @@ resolved by ``okgin_env.agent_specs.make_agent`` ("random", "greedy", "simple", 
 the ``agents`` package's registration without this module importing it.
 
 Options, rewards and ``info["hand_result"]`` are those of the AEC env (``okgin_env.aec``):
-every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``; rewards are the learner's.
+every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``, ``deadwood_shaping``; rewards
+are the learner's. This env adds ``illegal_action`` and ``obs_format`` (below).
 Because the opponent may end a hand inside ``step`` after the learner's action, and in game
 episodes may end a further hand before the learner acts again, ``info["hand_results"]`` lists
 every hand that ended in the step (``info["hand_result"]`` is the last of them).
@@ -32,7 +36,26 @@ convention of ``agents/``) gets a new generator seeded from ``s``; one without k
 opponent ends the episode before the learner's first decision (it took the upcard and knocked),
 the episode is dealt again from the generator, and ``info["skipped_episodes"]`` counts it.
 
-An illegal action raises ``ValueError`` naming it and listing the legal actions.
+Illegal actions (``illegal_action=``): an action of the space (an integer 0-106) that the mask
+forbids either ends the episode (``"terminate"``, the default: ``terminated=True``, reward
+``options.ILLEGAL_REWARD`` = -1 plus any reward still owed, ``info["illegal_action"] = True``,
+the convention of PettingZoo's classic envs and their ``TerminateIllegalWrapper``) or raises a
+``ValueError`` naming it and listing the legal actions, with the state untouched (``"raise"``).
+"terminate" is the default because the standard checkers (``gymnasium.utils.env_checker.check_env``,
+stable-baselines3's ``check_env``) step with unmasked ``action_space.sample()``, and so do
+algorithms without action masks: they must get a penalty to learn from, not an exception.
+Use "raise" when an illegal action can only be a bug (masked agents, scripted play, tests).
+Actions outside the space (out of range, not an integer) always raise.
+
+Observation format (``obs_format=``): ``"vector"`` returns the observation vector; ``"dict"``
+returns ``{"observation": vector, "action_mask": int8 mask}``, the shape RLlib and Tianshou
+action-masking models expect (and the AEC env's observation).
+
+Shaping (``deadwood_shaping=c``, default 0 = off): the learner's reward of a step adds
+``phi(s') - phi(s)``, with ``phi = okgin_env.shaping.potential(obs, c, reward_scale)`` at the
+learner's decision before (s) and after (s') the step, and ``phi(s') = 0`` when the episode ends
+(an illegal action too). Over an episode these terms sum to ``-phi(s_0)``, so the optimal policy
+is unchanged; ``info["hand_result"]`` points stay unshaped. See ``docs/conformance.md``.
 """
 
 from __future__ import annotations
@@ -46,9 +69,10 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS, check_action, legal_listing
 from .agent_specs import resolve_agent
 from .core import StepOutput, VectorGame
-from .options import EnvConfig, observation_box, parse_reset_options
+from .options import ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
+from .shaping import potential
 
 SEATS = (0, 1, "random")
 MAX_RESET_TRIES = 100  #: re-deals when the opponent ends episodes before the learner can act
@@ -57,7 +81,9 @@ MAX_RESET_TRIES = 100  #: re-deals when the opponent ends episodes before the le
 class SingleAgentEnv(gymnasium.Env):
     """The learner plays ``seat`` against ``opponent`` (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    # "rgb_array": stable-baselines3's make_vec_env asks gymnasium.make for it by default (for
+    # video recording), so the registered id must accept it.
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(self, opponent: Any = "random", seat: int | str = "random", render_mode: str | None = None,
                  **options: Any) -> None:
@@ -72,10 +98,14 @@ class SingleAgentEnv(gymnasium.Env):
         self.seat_option = seat
         self.opponent_spec: str | None = opponent if isinstance(opponent, str) else None
         self.opponent, self.opponent_name = resolve_agent(opponent, what="opponent")
-        self.observation_space = observation_box(self.rules)
+        self.observation_space = observation_space(self.rules, self.config.obs_format)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._points = self.config.reward == "points"
         self._scale = self.config.reward_scale
+        self._dict_obs = self.config.obs_format == "dict"
+        self._terminate_illegal = self.config.illegal_action == "terminate"
+        self._shaping = self.config.deadwood_shaping
+        self._phi = 0.0  # shaping potential at the learner's current decision (0 when done/off)
         self.seat = 0
         self._act = np.zeros(1, np.int64)
         self._out: StepOutput | None = None
@@ -113,6 +143,8 @@ class SingleAgentEnv(gymnasium.Env):
             self._last_actions = [None, None]
             out = self.game.reset()
         self._set_output(out)
+        self._phi = 0.0
+        self._shaping_term(out.observation[0])  # phi(s_0): no reward for it
         # In game episodes the opponent may end a hand before the learner's first decision:
         # its reward is paid with the first step, its result is in this info.
         self._pending_reward = reward
@@ -125,13 +157,15 @@ class SingleAgentEnv(gymnasium.Env):
             info["skipped_episodes"] = skipped
         if self.render_mode == "human":
             self.render()
-        return out.observation[0], info
+        return self._observation(out.observation[0]), info
 
     # -------------------------------------------------------------------- step
     def step(self, action: int):
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset() first")
         a = self._check_action(action)
+        if a is None:
+            return self._end_illegal()
         if self.render_mode is not None:
             self._last_actions[self.seat] = record_action(self.game.state, 0, a)
         self._act[0] = a
@@ -147,6 +181,7 @@ class SingleAgentEnv(gymnasium.Env):
             obs = self.game.observe(self.seat)[0]
         else:
             obs = out.observation[0]
+        reward += self._shaping_term(obs)
         info: dict[str, Any] = {"action_mask": self._mask, "seat": self.seat}
         self._show_result = bool(results)
         if results:
@@ -154,7 +189,7 @@ class SingleAgentEnv(gymnasium.Env):
             info["hand_results"] = results
         if self.render_mode == "human":
             self.render()
-        return obs, reward, terminated, truncated, info
+        return self._observation(obs), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """(107,) bool legal actions of the learner (all False when the episode is over)."""
@@ -195,20 +230,67 @@ class SingleAgentEnv(gymnasium.Env):
         self._done = int(out.current_player[0]) < 0
         self._mask = np.zeros(NUM_ACTIONS, bool) if self._done else out.legal_action_mask[0]
 
-    def _check_action(self, action: Any) -> int:
+    def _check_action(self, action: Any) -> int | None:
+        """The action as an int; None for an action of the space that the mask forbids when
+        illegal actions terminate. Anything else that is not legal raises ``ValueError``."""
+        if self._terminate_illegal and self.action_space.contains(action) and not isinstance(action, bool) \
+                and not self._mask[int(action)]:
+            return None
         return check_action(action, self._mask)
 
+    def _end_illegal(self) -> tuple:
+        """``illegal_action="terminate"``: the episode ends at once with ``ILLEGAL_REWARD``
+        (the game is left as it was; ``reset`` starts a new one)."""
+        reward = ILLEGAL_REWARD + self._pending_reward
+        self._pending_reward = 0.0
+        self._done = True
+        self._mask = np.zeros(NUM_ACTIONS, bool)
+        self._show_result = False
+        reward += self._shaping_term(None)  # -phi(s): the episode is over
+        info = {"action_mask": self._mask, "seat": self.seat, "illegal_action": True}
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(self.game.observe(self.seat)[0]), reward, True, False, info
+
+    def _shaping_term(self, obs: np.ndarray | None) -> float:
+        """phi(s') - phi(s) for the learner's new decision s' with observation ``obs``
+        (phi(s') = 0 once the episode is over); 0.0 without shaping."""
+        if not self._shaping:
+            return 0.0
+        phi = 0.0 if self._done else float(potential(obs, self._shaping, self._scale))
+        term, self._phi = phi - self._phi, phi
+        return term
+
+    def _observation(self, obs: np.ndarray) -> np.ndarray | dict[str, np.ndarray]:
+        """``obs`` in the configured ``obs_format``."""
+        if self._dict_obs:
+            return {"observation": obs, "action_mask": self._mask.view(np.int8)}
+        return obs
+
     # ------------------------------------------------------------------ render
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "rgb_array":
+            from .render_rgb import render_rgb  # lazy: only rgb frames need the drawing module
+
+            return render_rgb(self.game.state, self.seat, self.rules, episode=self.config.episode,
+                              last_hand=self._shown_hand(), last_actions=self._last_actions, names=self._names())
         return render_in_mode(self.render_mode, self.render_text)
 
     def render_text(self, color: bool = False) -> str:
         """The learner's view, after the last hand's result."""
-        names = ("you", "opponent") if self.seat == 0 else ("opponent", "you")
+        names = self._names()
+        hand = self._shown_hand()
         parts = []
-        if self._last_hand is not None and (self._show_result or self._done):
-            parts.append(render_hand_result(self._last_hand, names=names, color=color))
+        if hand is not None:
+            parts.append(render_hand_result(hand, names=names, color=color))
         if not self._done or self._last_hand is None:
             parts.append(render_player_view(self.game.state, self.seat, self.rules, episode=self.config.episode,
                                             last_actions=self._last_actions, names=names, color=color))
         return "\n".join(parts)
+
+    def _names(self) -> tuple[str, str]:
+        return ("you", "opponent") if self.seat == 0 else ("opponent", "you")
+
+    def _shown_hand(self) -> dict | None:
+        """The result of a hand that ended in the last reset/step (or ended the episode), else None."""
+        return self._last_hand if self._last_hand is not None and (self._show_result or self._done) else None

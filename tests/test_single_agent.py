@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import gymnasium
 import numpy as np
 import pytest
@@ -70,8 +72,9 @@ class Quick:
 
 
 class LegalizeActions(gymnasium.ActionWrapper, gymnasium.utils.RecordConstructorArgs):
-    """``check_env`` steps with unmasked ``action_space.sample()``; SingleAgentEnv raises on an
-    illegal action by design, so for the checker an illegal action becomes the lowest legal one."""
+    """``check_env`` steps with unmasked ``action_space.sample()``; with ``illegal_action="raise"``
+    SingleAgentEnv raises on an illegal action, so for the checker an illegal action becomes the
+    lowest legal one. (The default, "terminate", passes the checker unwrapped: test_conformance.)"""
 
     def __init__(self, env):
         gymnasium.utils.RecordConstructorArgs.__init__(self)
@@ -86,14 +89,16 @@ class LegalizeActions(gymnasium.ActionWrapper, gymnasium.utils.RecordConstructor
 @pytest.mark.parametrize("options", [{}, {"episode": "game", "reward": "win", "knock_limit": 10}])
 def test_gymnasium_check_env(options):
     with pytest.warns(UserWarning, match="different from the unwrapped"):  # the test wrapper
-        check_env(LegalizeActions(SingleAgentEnv(opponent="random", render_mode="ansi", **options)))
+        check_env(LegalizeActions(SingleAgentEnv(opponent="random", render_mode="ansi", illegal_action="raise",
+                                                 **options)))
 
 
 def test_gymnasium_check_env_through_make():
     # with a spec, check_env also builds and renders the env in every declared render mode
-    env = gymnasium.make("okgin/OklahomaGin-v0", opponent="random", disable_env_checker=True)
+    # (rgb_array needs okgin_env.render_rgb: without it, that mode is left to test_conformance)
+    env = gymnasium.make("okgin/OklahomaGin-v0", opponent="random", illegal_action="raise", disable_env_checker=True)
     with pytest.warns(UserWarning, match="different from the unwrapped"):
-        check_env(LegalizeActions(env))
+        check_env(LegalizeActions(env), skip_render_check=importlib.util.find_spec("okgin_env.render_rgb") is None)
 
 
 def test_gymnasium_make_registration_and_episode():
@@ -218,7 +223,7 @@ def test_opponent_specs_resolve_through_agents_make():
 
 
 def test_illegal_action_errors():
-    env = SingleAgentEnv(opponent=FirstLegal(), seat=0)
+    env = SingleAgentEnv(opponent=FirstLegal(), seat=0, illegal_action="raise")
     env.reset(options={"deck": KNOCK_WIN, "dealer": 1})
     with pytest.raises(ValueError, match=r"illegal action 104 \(draw\); legal actions: 105 \(take\), 106 \(pass\)"):
         env.step(DRAW_STOCK)
@@ -231,7 +236,10 @@ def test_illegal_action_errors():
 @pytest.mark.parametrize("kwargs,message", [
     ({"seat": 2}, "seat must be 0, 1 or 'random'"),
     ({"knock_limt": 3}, r"unknown option\(s\) knock_limt; valid options"),
-    ({"render_mode": "rgb_array"}, "render_mode must be None or one of"),
+    ({"render_mode": "rgb"}, r"render_mode must be None or one of \['ansi', 'human', 'rgb_array'\], got 'rgb'"),
+    ({"illegal_action": "ignore"}, "invalid option illegal_action='ignore': allowed is 'terminate' | 'raise'"),
+    ({"obs_format": "tuple"}, "invalid option obs_format='tuple': allowed is 'vector' | 'dict'"),
+    ({"deadwood_shaping": -1}, "invalid option deadwood_shaping=-1: allowed is a finite number >= 0"),
 ])
 def test_constructor_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
