@@ -70,8 +70,8 @@ class Args:
     run_dir: str = "runs"
     """directory for TensorBoard events and checkpoints"""
     run_name: str = ""
-    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); a fixed name makes a
-    fresh run replace the previous run's events and checkpoints there"""
+    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); with a fixed name the
+    directory always holds the newest run: an earlier run found there is moved aside to <name>-<time of its last write>"""
     log_every: int = 10
     """print a progress line every this many updates"""
     progress_bar: bool = False
@@ -354,6 +354,29 @@ RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "
 def dataclasses_missing():
     import dataclasses
     return dataclasses.MISSING
+
+
+# ------------------------------------------------------------------- run directory
+RUN_FILES = ("checkpoint.pt", "best.pt")  #: with TensorBoard events, what makes a directory hold a run
+
+
+def holds_run(path: str) -> bool:
+    """Whether ``path`` is a directory with a run's checkpoints or TensorBoard events in it."""
+    return os.path.isdir(path) and any(n in RUN_FILES or n.startswith("events.out.tfevents.") for n in os.listdir(path))
+
+
+def move_aside(run_path: str) -> str | None:
+    """Rename an earlier run in ``run_path`` to ``<run_path>-<its last write>`` (``-2``, ... if taken), so that a
+    fixed run_name (``runs/quick``) always holds the newest run and no run is ever destroyed; returns the new path."""
+    if not holds_run(run_path):
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(
+        os.path.getmtime(os.path.join(run_path, n)) for n in os.listdir(run_path))))
+    target, n = f"{run_path}-{stamp}", 2
+    while os.path.exists(target):
+        target, n = f"{run_path}-{stamp}-{n}", n + 1
+    os.rename(run_path, target)
+    return target
 
 
 # ---------------------------------------------------------------- per-player storage
@@ -712,10 +735,11 @@ def main(argv: list[str] | None = None) -> dict:
     num_iterations = max(1, args.total_timesteps // steps_per_iteration)
     run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
     run_path = os.path.dirname(os.path.abspath(resume_path)) if resume_path else os.path.join(args.run_dir, run_name)
-    if not resume_path and is_main and os.path.isdir(run_path):  # a fixed run_name: start that directory afresh
-        for name in os.listdir(run_path):
-            if name.startswith("events.out.tfevents.") or name in ("checkpoint.pt", "best.pt"):
-                os.remove(os.path.join(run_path, name))
+    if not resume_path and is_main:  # never lose a run: an earlier run there is moved aside, not replaced
+        moved = move_aside(run_path)
+        if moved:
+            print(f"{run_path} held an earlier run: moved it to {moved} (continue it with "
+                  f"--resume {os.path.join(moved, 'checkpoint.pt')})", flush=True)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed + rank)

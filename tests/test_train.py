@@ -78,6 +78,25 @@ def test_init_from_starts_a_new_run_from_a_checkpoints_weights(tmp_path):
         train.main(TINY + ["--set", f"run_dir={tmp_path / 'c'}", "--set", f"init_from={src}", "--set", "hidden_sizes=[8]"])
 
 
+@pytest.mark.slow
+def test_a_second_run_with_a_fixed_name_moves_the_first_aside_intact(tmp_path):
+    """`python train.py` twice (run_name: quick): runs/quick holds the newest run, the first one is
+    moved to runs/quick-<time>, its checkpoints unchanged and loadable, and the log line says how to resume it."""
+    fixed = TINY + ["--set", f"run_dir={tmp_path / 'runs'}", "--set", "total_timesteps=128"]
+    run_train(fixed, tmp_path)
+    first = load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))
+    proc = run_train(fixed + ["--set", "seed=2"], tmp_path)
+    moved = [d for d in glob.glob(str(tmp_path / "runs" / "quick-*"))]
+    assert len(moved) == 1, moved
+    assert f"--resume {os.path.join(moved[0], 'checkpoint.pt')}" in proc.stdout
+    kept = load_checkpoint(os.path.join(moved[0], "checkpoint.pt"))
+    assert kept["args"]["seed"] == 1 and load_checkpoint(os.path.join(moved[0], "best.pt"))
+    for k in first["model"]:
+        assert torch.equal(first["model"][k], kept["model"][k]), k
+    assert glob.glob(os.path.join(moved[0], "events.out.tfevents.*"))
+    assert load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))["args"]["seed"] == 2
+
+
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
     """Run A: 3 updates straight. Run B: 2 updates ("killed" after its checkpoint), then --resume
     for the 3rd. The weights after update 3 must be identical."""
