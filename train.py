@@ -43,7 +43,7 @@ import torch.nn as nn
 import torch.optim as optim
 import yaml
 
-from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCritic, PPOAgent, input_size,
+from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, FEATURES_VERSION, ActorCritic, PPOAgent, input_size,
                         load_checkpoint, load_widened, network_input, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
@@ -433,7 +433,12 @@ class TurnStorage:
         self.last_row[ended] = -1
 
     def carry_over(self) -> None:
-        """Start a new rollout: pending decisions move to rows 0/1, everything else is cleared."""
+        """Start a new rollout: pending decisions move to rows 0/1, everything else is cleared.
+
+        A carried decision keeps the log-probability and value the *previous* policy gave it (the
+        policy that acted): its PPO ratio is taken against that behaviour policy, one update older
+        than the others in the batch, which is what importance ratios are for; the clip bounds it.
+        At most one decision per player and game is carried, so this is a small slice of a batch."""
         keep = []
         for p in range(2):
             envs = np.flatnonzero(self.last_row[:, p] >= 0)
@@ -864,6 +869,7 @@ def main(argv: list[str] | None = None) -> dict:
         }
         return {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
+            "features_version": FEATURES_VERSION,
             "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
             "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": asdict(args),
             "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
@@ -888,6 +894,9 @@ def main(argv: list[str] | None = None) -> dict:
     if is_main and args.progress_bar:
         from tqdm import tqdm
         bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", smoothing=0.1)
+
+    if is_main and not resume_path and (args.bc_agent or args.init_from) and args.eval_every:
+        run_eval(0)  # the starting point is a candidate for best.pt: PPO must beat it to replace it
 
     start_time, start_step = time.time(), global_step
     iteration = start_iteration - 1

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import train
-from agents.ppo import load_checkpoint
+from agents.ppo import FEATURES_VERSION, load_checkpoint
 from okgin_env.core import VectorGame
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -95,6 +95,36 @@ def test_a_second_run_with_a_fixed_name_moves_the_first_aside_intact(tmp_path):
         assert torch.equal(first["model"][k], kept["model"][k]), k
     assert glob.glob(os.path.join(moved[0], "events.out.tfevents.*"))
     assert load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))["args"]["seed"] == 2
+
+
+CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.yaml")))
+TINY_BUDGET = ["--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=128", "--set", "bc_decisions=64",
+               "--set", "bc_epochs=1", "--set", "eval_hands=20", "--set", "eval_every=1", "--set", "num_threads=1"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", [os.path.basename(c) for c in CONFIGS])
+def test_every_config_runs_with_a_tiny_budget(config, tmp_path, monkeypatch):
+    """Each shipped config starts, trains an update and saves (its own network, opponents and init_from;
+    paths in configs are relative to the repository root, where the README runs them)."""
+    monkeypatch.chdir(ROOT)
+    result = train.main(["--config", os.path.join(ROOT, "configs", config), "--set", f"run_dir={tmp_path}"] + TINY_BUDGET)
+    ckpt = load_checkpoint(os.path.join(result["run_path"], "checkpoint.pt"))
+    assert ckpt["global_step"] == 128 and ckpt["features_version"] == FEATURES_VERSION
+
+
+@pytest.mark.slow
+def test_finetune_config_starts_from_a_default_config_checkpoint(tmp_path, monkeypatch):
+    """The two stages of the shipped line fit together: default.yaml's checkpoint initialises finetune_expert.yaml."""
+    monkeypatch.chdir(ROOT)
+    first = train.main(["--config", os.path.join(ROOT, "configs", "default.yaml"), "--set", f"run_dir={tmp_path}"]
+                       + TINY_BUDGET)
+    src = os.path.join(first["run_path"], "checkpoint.pt")
+    second = train.main(["--config", os.path.join(ROOT, "configs", "finetune_expert.yaml"), "--set", f"run_dir={tmp_path}",
+                         "--set", f"init_from={src}", "--set", "learning_rate=1e-12", "--set", "ent_coef=0"] + TINY_BUDGET)
+    a, b = load_checkpoint(src), load_checkpoint(os.path.join(second["run_path"], "checkpoint.pt"))
+    for k in a["model"]:  # a vanishing learning rate: the weights stay those it started from
+        torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
 
 
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
