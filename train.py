@@ -46,6 +46,7 @@ import yaml
 from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, FEATURES_VERSION, ActorCritic, PPOAgent, input_size,
                         load_checkpoint, load_widened, network_input, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
+from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
@@ -65,8 +66,10 @@ class Args:
     """if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)"""
     device: str = "auto"
     """where the network runs: cpu, cuda or auto (cuda if available)"""
-    num_threads: int = 0
-    """torch intra-op threads (0: torch's default)"""
+    num_threads: int = 1
+    """torch intra-op threads (0: torch's default, one per core). 1 is fastest on a small machine: the numba
+    kernels (game, features, bots) run between the network's calls anyway, and more threads than free cores
+    collapse throughput (about 10x slower on 2 cores next to one busy process); try 2-4 on a quiet big machine"""
     run_dir: str = "runs"
     """directory for TensorBoard events and checkpoints"""
     run_name: str = ""
@@ -140,7 +143,7 @@ class Args:
     init_from: str = ""
     """start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune"""
     bc_agent: str = ""
-    """before PPO, imitate this agents.make bot playing itself (e.g. expert); '' = start from random weights"""
+    """before PPO, imitate this agent (any agent spec, e.g. expert) playing itself; '' = start from random weights"""
     bc_decisions: int = 1_000_000
     """decisions of bc_agent self-play to imitate"""
     bc_epochs: int = 4
@@ -153,7 +156,8 @@ class Args:
     # ----------------------------------------------------------------- opponents
     opponent_mix: typing.Dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "random": 0.2})
     """share of games per opponent: self (both seats the learner), snapshot (a frozen past learner from the pool),
-    or an agents.make spec (random, greedy, simple, expert); normalised; snapshot falls back to self while the pool is empty"""
+    or any agent spec (random, greedy, simple, expert, ppo:PATH, module:Attr, ...; see okgin_env.agent_specs);
+    normalised; snapshot falls back to self while the pool is empty"""
     pool_size: int = 8
     """the most snapshots kept in the pool (oldest dropped first)"""
     snapshot_every: int = 20
@@ -169,7 +173,7 @@ class Args:
     eval_hands: int = 2000
     """hands per evaluation match (duplicate: each deal played from both seats)"""
     eval_opponents: typing.List[str] = field(default_factory=lambda: ["random", "simple", "expert"])
-    """agents.make specs the greedy policy is evaluated against"""
+    """agent specs (as opponent_mix) the greedy policy is evaluated against"""
     eval_seed: int = 12345
     """seed of the fixed evaluation deals"""
     best_metric_opponent: str = "expert"
@@ -235,7 +239,7 @@ def _check_type(key: str, value, tp):
 
 def args_from_dict(d: dict) -> Args:
     """Build ``Args`` from a mapping of config keys; unknown keys and bad values raise ValueError."""
-    hints = typing.get_type_hints(Args)
+    hints = typing.get_type_hints(Args, globalns=globals())  # globals(): also when run under cProfile
     unknown = sorted(set(d) - set(hints))
     if unknown:
         raise ValueError(f"unknown config key(s) {', '.join(map(str, unknown))}; valid keys: {', '.join(hints)}")
@@ -256,8 +260,6 @@ def validate_args(args: Args) -> None:
     for key in ("bc_decisions", "bc_epochs", "bc_minibatch_size"):
         need(getattr(args, key) >= 1, key, "an integer >= 1")
     need(args.bc_learning_rate > 0, "bc_learning_rate", "a number > 0")
-    need(args.bc_agent in ("",) + BASELINE_SPECS or args.bc_agent.startswith("ppo:"), "bc_agent",
-         f"'' (off), {', '.join(BASELINE_SPECS)} or ppo:PATH")
     for key in ("snapshot_every", "eval_every", "checkpoint_every", "num_threads"):
         need(getattr(args, key) >= 0, key, "an integer >= 0")
     need(args.learning_rate > 0, "learning_rate", "a number > 0")
@@ -279,17 +281,18 @@ def validate_args(args: Args) -> None:
     mix = args.opponent_mix
     need(len(mix) > 0 and all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, "opponent_mix",
          "a mapping of opponent -> share >= 0 with a positive sum")
-    known = ("self", "snapshot") + BASELINE_SPECS
-    bad = [k for k in mix if k not in known]
-    need(not bad, "opponent_mix", f"keys among {', '.join(known)} (unknown: {', '.join(bad)})")
     need(not (set(mix) <= {"snapshot"}), "opponent_mix", "at least one opponent other than snapshot")
-    bad = [k for k in args.eval_opponents if k not in BASELINE_SPECS and not k.startswith("ppo:")]
-    need(not bad, "eval_opponents", f"agent specs among {', '.join(BASELINE_SPECS)} or ppo:PATH (unknown: {', '.join(bad)})")
     need(args.best_metric_opponent in args.eval_opponents, "best_metric_opponent",
          f"one of eval_opponents ({', '.join(args.eval_opponents)})")
-
-
-BASELINE_SPECS = ("random", "greedy", "simple", "expert")
+    # agents are any spec okgin_env.agent_specs resolves (bundled bots, ppo:PATH, module:Attr): build each once now,
+    # so a typo fails at startup with the list of valid specs rather than after the warm start
+    for key, specs in (("bc_agent", [args.bc_agent] if args.bc_agent else []), ("eval_opponents", args.eval_opponents),
+                       ("opponent_mix", [k for k in mix if k not in ("self", "snapshot")])):
+        for spec in specs:
+            try:
+                make_agent(spec, seed=0)
+            except (ValueError, FileNotFoundError) as e:
+                raise ValueError(f"config key {key!r}: {e}") from None
 
 
 def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
@@ -578,9 +581,9 @@ def ppo_update(network: ActorCritic, optimizer: optim.Optimizer, batch: dict, ar
 
 # --------------------------------------------------------------------- opponents
 def make_agent(spec: str, seed: int):
-    """A baseline or checkpoint agent via ``agents.make``."""
-    import agents
-    return agents.make(spec, seed=seed)
+    """The agent a spec names (``okgin_env.agent_specs.make_agent``: a bundled bot, ppo:PATH or module:Attr)."""
+    import agents  # noqa: F401 - registers the bundled bots (without relying on the installed entry point)
+    return make_agent_spec(spec, seed=seed)
 
 
 class NetworkPolicy:
@@ -591,10 +594,11 @@ class NetworkPolicy:
         self.net.load_state_dict(state_dict)
         self.device = device
 
-    @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(network_input(obs, self.net.features)).to(self.device)
-        return self.net.sample(x, torch.from_numpy(mask).to(self.device))[0].cpu().numpy()
+    @torch.inference_mode()
+    def act_on_input(self, net_in: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Sampled actions from precomputed ``network_input`` rows (shared by all snapshots)."""
+        x = torch.from_numpy(net_in).to(self.device)
+        return self.net.get_action_and_value(x, torch.from_numpy(mask).to(self.device))[0].cpu().numpy()
 
 
 def generator_states(obj) -> dict:
@@ -641,21 +645,28 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     episode = np.zeros((steps, n), np.int64)  # running episode number of each game
     ep_no = np.arange(n)
     next_ep = n
-    ep_return = {}  # episode number -> (2,) points
+    ended_eps, ended_points = [], []  # episode numbers that ended, and their (2,) points
     running = np.zeros((n, 2))
     for t in range(steps):
         obs[t], masks[t], players[t], episode[t] = out.observation, out.legal_action_mask, out.current_player, ep_no
         actions[t] = agent.act(out.observation, out.legal_action_mask)
         out = game.step(actions[t])
         running += out.rewards
-        for e in np.flatnonzero(out.terminated | out.truncated):
-            ep_return[int(ep_no[e])] = running[e].copy()
-            running[e] = 0.0
-            ep_no[e], next_ep = next_ep, next_ep + 1
+        fin = np.flatnonzero(out.terminated | out.truncated)
+        if len(fin):
+            ended_eps.append(ep_no[fin].copy())
+            ended_points.append(running[fin].copy())
+            running[fin] = 0.0
+            ep_no[fin] = next_ep + np.arange(len(fin))
+            next_ep += len(fin)
     flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
     obs, masks, actions, players, episode = map(flat, (obs, masks, actions, players, episode))
-    has_target = np.array([int(e) in ep_return for e in episode])
-    points = np.array([ep_return[int(e)][p] if h else 0.0 for e, p, h in zip(episode, players, has_target)])
+    ep_points, ep_ended = np.zeros((next_ep, 2)), np.zeros(next_ep, bool)
+    if ended_eps:
+        ids = np.concatenate(ended_eps)
+        ep_points[ids], ep_ended[ids] = np.concatenate(ended_points), True
+    has_target = ep_ended[episode]
+    points = ep_points[episode, players]
     phi = potential(obs, args.deadwood_shaping, args.reward_scale)
     targets = (points * args.reward_scale - phi).astype(np.float32)
     if args.features != "raw":
@@ -915,10 +926,11 @@ def main(argv: list[str] | None = None) -> dict:
             actions = np.zeros(args.num_envs, np.int64)
             envs = np.flatnonzero(learner_turn)
             if len(envs):
-                net_in = network_input(next_obs[envs], args.features)
+                net_in = network_input(next_obs[envs], args.features)  # computed once: stored for the update
                 obs_t = torch.from_numpy(net_in).to(device)
                 mask_t = torch.from_numpy(next_mask[envs]).to(device)
-                action, logprob, value = network.sample(obs_t, mask_t)
+                with torch.inference_mode():
+                    action, logprob, _, value = network.get_action_and_value(obs_t, mask_t)
                 a_np = action.cpu().numpy()
                 actions[envs] = a_np
                 phi = potential(next_obs[envs], args.deadwood_shaping, args.reward_scale) \
@@ -926,13 +938,16 @@ def main(argv: list[str] | None = None) -> dict:
                 storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
                             logprob.cpu().numpy(), value.cpu().numpy(), phi)
             others = ~learner_turn
-            for k in range(1, len(kinds)):
-                for slot in range(len(pool) if k == 1 else 1):
-                    sel = others & (opp_kind == k) & ((opp_slot == slot) if k == 1 else True)
-                    opp_envs = np.flatnonzero(sel)
-                    if len(opp_envs):
-                        policy = pool_policies[slot] if k == 1 else baselines[kinds[k]]
-                        actions[opp_envs] = policy.act(next_obs[opp_envs], next_mask[opp_envs])
+            snap_envs = np.flatnonzero(others & (opp_kind == 1))
+            if len(snap_envs):  # snapshots: the features of all their rows in one call, then one forward per snapshot
+                snap_in = network_input(next_obs[snap_envs], args.features)
+                for slot in np.unique(opp_slot[snap_envs]):
+                    rows = np.flatnonzero(opp_slot[snap_envs] == slot)
+                    actions[snap_envs[rows]] = pool_policies[slot].act_on_input(snap_in[rows], next_mask[snap_envs[rows]])
+            for k in range(2, len(kinds)):
+                opp_envs = np.flatnonzero(others & (opp_kind == k))
+                if len(opp_envs):
+                    actions[opp_envs] = baselines[kinds[k]].act(next_obs[opp_envs], next_mask[opp_envs])
 
             # TRY NOT TO MODIFY: execute the game and log data.
             out = game.step(actions)

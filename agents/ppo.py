@@ -210,14 +210,6 @@ class ActorCritic(nn.Module):
     def get_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         return self.forward(obs, mask)[1]
 
-    @torch.no_grad()
-    def sample(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(action, log_prob, value) for rollouts: sampled from the masked policy, no entropy."""
-        logits, value = self.forward(obs, mask)
-        log_probs = masked_log_probs(logits, mask)
-        action = sample_masked(log_probs)
-        return action, log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1), value
-
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              generator: torch.Generator | None = None):
         """(action, log_prob, entropy, value) under the masked policy; samples when ``action`` is None."""

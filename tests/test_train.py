@@ -127,6 +127,18 @@ def test_finetune_config_starts_from_a_default_config_checkpoint(tmp_path, monke
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
+def test_opponents_may_be_any_agent_spec(tmp_path, monkeypatch):
+    """opponent_mix, eval_opponents and bc_agent take plug-in (module:Attr) and checkpoint (ppo:PATH) specs."""
+    monkeypatch.chdir(ROOT)
+    plugin, shipped = "okgin_env.agent_specs:RandomPolicy", "ppo:checkpoints/okgin_ppo.pt"
+    result = train.main(TINY + ["--set", f"run_dir={tmp_path}", "--set", "total_timesteps=128",
+                                "--set", f"opponent_mix={{self: 0.5, '{plugin}': 0.25, '{shipped}': 0.25}}",
+                                "--set", f"eval_opponents=['{plugin}']", "--set", f"best_metric_opponent={plugin}",
+                                "--set", f"bc_agent={plugin}", "--set", "bc_decisions=64", "--set", "bc_epochs=1"])
+    assert set(result["eval"]) == {plugin}
+
+
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
     """Run A: 3 updates straight. Run B: 2 updates ("killed" after its checkpoint), then --resume
     for the 3rd. The weights after update 3 must be identical."""
