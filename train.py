@@ -77,8 +77,8 @@ class Args:
     directory always holds the newest run: an earlier run found there is moved aside to <name>-<time of its last write>"""
     log_every: int = 10
     """print a progress line every this many updates"""
-    progress_bar: bool = False
-    """show a tqdm progress bar instead of progress lines"""
+    progress_bar: typing.Optional[bool] = None
+    """a tqdm progress bar (steps, SPS, ETA, latest evaluation) instead of progress lines; null: when stderr is a terminal"""
 
     # ---------------------------------------------------------------------- game
     rules: dict = field(default_factory=dict)
@@ -152,6 +152,8 @@ class Args:
     """minibatch size of the imitation updates"""
     bc_learning_rate: float = 1e-3
     """learning rate of the imitation updates (the critic learns the bot's returns meanwhile)"""
+    bc_anneal_lr: bool = False
+    """anneal the imitation learning rate linearly to 0 over its updates (a closer fit in few epochs)"""
 
     # ----------------------------------------------------------------- opponents
     opponent_mix: typing.Dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "random": 0.2})
@@ -299,7 +301,7 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     """(args, resume path) from the command line; configs are YAML files whose keys are Args fields."""
     docs = _field_docs()
     epilog = "config keys (YAML keys of --config, and --set key=value):\n" + "\n".join(
-        f"  {f.name} (default {f.default if f.default is not dataclasses_missing() else f.default_factory()!r}): {docs.get(f.name, '')}"
+        f"  {f.name} (default {getattr(Args(), f.name)!r}): {docs.get(f.name, '')}"
         for f in fields(Args))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -352,11 +354,6 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
 
 
 RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
-
-
-def dataclasses_missing():
-    import dataclasses
-    return dataclasses.MISSING
 
 
 # ------------------------------------------------------------------- run directory
@@ -685,10 +682,14 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
     optimizer = optim.Adam(network.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     rng = np.random.default_rng([args.seed, 3])
     inds = np.arange(len(obs))
+    num_updates, done = args.bc_epochs * math.ceil(len(inds) / args.bc_minibatch_size), 0
     for epoch in range(args.bc_epochs):
         rng.shuffle(inds)
         losses, accs = [], []
         for start in range(0, len(inds), args.bc_minibatch_size):
+            if args.bc_anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.bc_learning_rate * (1.0 - done / num_updates)
+            done += 1
             mb = inds[start:start + args.bc_minibatch_size]
             o = torch.from_numpy(obs[mb].astype(np.float32)).to(device)
             m = torch.from_numpy(masks[mb]).to(device)
@@ -731,6 +732,9 @@ def short_name(spec: str) -> str:
 def main(argv: list[str] | None = None) -> dict:
     args, resume_path = parse_cli(argv)
     rules = Rules.from_dict(args.rules)
+    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
+    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
+    log = lambda line: print(line, flush=True)  # noqa: E731
 
     # distributed setup (torchrun sets RANK / WORLD_SIZE / LOCAL_RANK)
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -825,6 +829,7 @@ def main(argv: list[str] | None = None) -> dict:
     if resume_path:
         ckpt = load_checkpoint(resume_path, map_location=device)
         ts = ckpt["train_state"]
+        elapsed_before = float(ts.get("elapsed", 0.0)) - (time.time() - run_start)  # continue the wall clock
         network.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
@@ -876,7 +881,7 @@ def main(argv: list[str] | None = None) -> dict:
             "learner_seat": torch.from_numpy(learner_seat.copy()), "ep_points": torch.from_numpy(ep_points.copy()),
             "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
             "next_player": torch.from_numpy(next_player.copy()), "pool": pool,
-            "pool_points": pool_points, "pool_hands": pool_hands,
+            "pool_points": pool_points, "pool_hands": pool_hands, "elapsed": elapsed(),
         }
         return {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
@@ -891,20 +896,25 @@ def main(argv: list[str] | None = None) -> dict:
         nonlocal best_metric, last_eval
         t0 = time.time()
         last_eval = evaluate_policy(network, args, rules, device)
+        seconds = int(elapsed())  # the same curves against wall time (warm start included): eval_time/*
         for spec, r in last_eval.items():
-            writer.add_scalar(f"eval/win_rate_vs_{short_name(spec)}", r["win_rate"], global_step)
-            writer.add_scalar(f"eval/points_per_hand_vs_{short_name(spec)}", r["points_per_hand"], global_step)
+            for key in ("win_rate", "points_per_hand"):
+                writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
+                writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
         metric = last_eval[args.best_metric_opponent]["points_per_hand"]
         line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in last_eval.items())
-        print(f"eval @ step {global_step:,} ({time.time() - t0:.0f}s): {line}", flush=True)
+        log(f"eval @ step {global_step:,}, {seconds}s ({time.time() - t0:.0f}s): {line}")
         if metric > best_metric:
             best_metric = metric
             save_checkpoint(os.path.join(run_path, "best.pt"), checkpoint_dict(iteration))
 
+
     bar = None
-    if is_main and args.progress_bar:
+    if is_main and (sys.stderr.isatty() if args.progress_bar is None else args.progress_bar):
         from tqdm import tqdm
-        bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", smoothing=0.1)
+        bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", unit_scale=True,
+                   smoothing=0.1, dynamic_ncols=True)
+        log = bar.write  # lines print above the bar
 
     if is_main and not resume_path and (args.bc_agent or args.init_from) and args.eval_every:
         run_eval(0)  # the starting point is a candidate for best.pt: PPO must beat it to replace it
@@ -1022,7 +1032,8 @@ def main(argv: list[str] | None = None) -> dict:
             writer.add_scalar("losses/explained_variance", explained_var, global_step)
             if bar is not None:
                 bar.update(steps_per_iteration)
-                bar.set_postfix(SPS=sps, **{short_name(s): f"{r['points_per_hand']:+.1f}" for s, r in last_eval.items()})
+                bar.set_postfix_str(f"SPS {sps:,} | last eval " + (" ".join(
+                    f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items()) or "-"))
             elif iteration % args.log_every == 0 or iteration == num_iterations:
                 vs = " ".join(f"{k} {np.mean(v):+.1f}" for k, v in sorted(ep_returns.items()))
                 ev = " ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items())
@@ -1041,7 +1052,8 @@ def main(argv: list[str] | None = None) -> dict:
         if bar is not None:
             bar.close()
         writer.close()
-        print(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s; checkpoint {run_path}/checkpoint.pt", flush=True)
+        log(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s ({elapsed():.0f}s in all); "
+            f"checkpoint {run_path}/checkpoint.pt, best {run_path}/best.pt")
     if world_size > 1:
         # the other ranks wait here for rank 0's final evaluation and checkpoint: a rank that tears down
         # gloo while its peer still holds the connection can abort the whole job

@@ -56,7 +56,8 @@ def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path)
     tags = set(acc.Tags()["scalars"])
     assert {"charts/SPS", "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
             "losses/clipfrac", "losses/explained_variance", "eval/win_rate_vs_random",
-            "eval/points_per_hand_vs_random"} <= tags
+            "eval/points_per_hand_vs_random", "eval_time/points_per_hand_vs_random"} <= tags
+    assert "SPS" in proc.stdout and "it/s" not in proc.stderr  # stderr is no terminal: log lines, no bar
 
     import agents
     agent = agents.make(f"ppo:{os.path.join(run, 'checkpoint.pt')}", seed=0)
