@@ -51,6 +51,8 @@ from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
+from trainer.checkpoint import game_state_dict, load_game_state, move_aside
+from trainer.pool import Opponents
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
@@ -356,29 +358,6 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
 RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
 
 
-# ------------------------------------------------------------------- run directory
-RUN_FILES = ("checkpoint.pt", "best.pt")  #: with TensorBoard events, what makes a directory hold a run
-
-
-def holds_run(path: str) -> bool:
-    """Whether ``path`` is a directory with a run's checkpoints or TensorBoard events in it."""
-    return os.path.isdir(path) and any(n in RUN_FILES or n.startswith("events.out.tfevents.") for n in os.listdir(path))
-
-
-def move_aside(run_path: str) -> str | None:
-    """Rename an earlier run in ``run_path`` to ``<run_path>-<its last write>`` (``-2``, ... if taken), so that a
-    fixed run_name (``runs/quick``) always holds the newest run and no run is ever destroyed; returns the new path."""
-    if not holds_run(run_path):
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(
-        os.path.getmtime(os.path.join(run_path, n)) for n in os.listdir(run_path))))
-    target, n = f"{run_path}-{stamp}", 2
-    while os.path.exists(target):
-        target, n = f"{run_path}-{stamp}-{n}", n + 1
-    os.rename(run_path, target)
-    return target
-
-
 # ---------------------------------------------------------------- per-player storage
 CARRY = 2  #: storage rows 0 and 1 hold player 0's / player 1's decision carried over from the last rollout
 
@@ -583,48 +562,6 @@ def make_agent(spec: str, seed: int):
     return make_agent_spec(spec, seed=seed)
 
 
-class NetworkPolicy:
-    """A frozen snapshot of the learner that samples from its policy (an opponent in the pool)."""
-
-    def __init__(self, state_dict: dict, model_config: dict, device: torch.device) -> None:
-        self.net = ActorCritic(**model_config).to(device).eval()
-        self.net.load_state_dict(state_dict)
-        self.device = device
-
-    @torch.inference_mode()
-    def act_on_input(self, net_in: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Sampled actions from precomputed ``network_input`` rows (shared by all snapshots)."""
-        x = torch.from_numpy(net_in).to(self.device)
-        return self.net.get_action_and_value(x, torch.from_numpy(mask).to(self.device))[0].cpu().numpy()
-
-
-def generator_states(obj) -> dict:
-    """Bit-generator states of every numpy Generator attribute of ``obj`` (agents' private RNGs)."""
-    return {k: v.bit_generator.state for k, v in vars(obj).items() if isinstance(v, np.random.Generator)}
-
-
-def set_generator_states(obj, states: dict) -> None:
-    for k, s in states.items():
-        getattr(obj, k).bit_generator.state = s
-
-
-def game_state_dict(game: VectorGame) -> dict:
-    d = {f"state.{f.name}": torch.from_numpy(getattr(game.state, f.name).copy()) for f in fields(game.state)}
-    d.update({k: torch.from_numpy(v.copy()) for k, v in vars(game).items() if isinstance(v, np.ndarray)})
-    d["rng"] = game.rng.bit_generator.state
-    return d
-
-
-def load_game_state(game: VectorGame, d: dict) -> None:
-    for k, v in d.items():
-        if k == "rng":
-            game.rng.bit_generator.state = v
-        elif k.startswith("state."):
-            setattr(game.state, k[len("state."):], v.numpy().copy())
-        else:
-            setattr(game, k, v.numpy().copy())
-
-
 # ------------------------------------------------------- behaviour cloning warm start
 def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     """``bc_decisions`` decisions of ``agent`` playing itself: (obs float16, masks, actions,
@@ -788,42 +725,17 @@ def main(argv: list[str] | None = None) -> dict:
             dist.broadcast(p.data, src=0)
         torch.manual_seed(args.seed + 1000 * rank)  # different sampling streams per rank
 
-    # opponents: index 0 = self-play, 1 = snapshot, 2.. = baselines (agents.make)
-    mix = {k: v for k, v in args.opponent_mix.items() if v > 0}
-    kinds = ["self", "snapshot"] + [k for k in mix if k not in ("self", "snapshot")]
-    kind_probs = np.array([mix.get(k, 0.0) for k in kinds], np.float64)
-    baselines = {k: make_agent(k, seed=args.seed * 1000 + rank * 100 + i) for i, k in enumerate(kinds[2:])}
-    pool: list[dict] = []  # {"iteration", "model"} frozen snapshots
-    pool_policies: list[NetworkPolicy] = []
-    opp_kind = np.zeros(args.num_envs, np.int64)
-    opp_slot = np.zeros(args.num_envs, np.int64)
-    learner_seat = np.zeros(args.num_envs, np.int64)
-
-    def assign_opponents(envs: np.ndarray) -> None:
-        p = kind_probs.copy()
-        if not pool:
-            p[0] += p[1]
-            p[1] = 0.0
-        opp_kind[envs] = rng.choice(len(kinds), size=len(envs), p=p / p.sum())
-        opp_slot[envs] = rng.integers(0, max(1, len(pool)), size=len(envs))
-        learner_seat[envs] = rng.integers(0, 2, size=len(envs))
-
-    def add_snapshot(iteration: int) -> None:
-        sd = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
-        pool.append({"iteration": iteration, "model": sd})
-        pool_policies.append(NetworkPolicy(sd, network.config, device))
-        if len(pool) > args.pool_size:
-            pool.pop(0)
-            pool_policies.pop(0)
+    # opponents: self-play, snapshots from the pool, agents (trainer/pool.py)
+    opponents = Opponents(args.opponent_mix, args.num_envs, args.pool_size, rng, make_agent,
+                          agent_seed=args.seed * 1000 + rank * 100, model_config=network.config, device=device)
 
     storage = TurnStorage(args.num_steps, args.num_envs, input_size(args.features))
     ep_points = np.zeros((args.num_envs, 2), np.float64)  # raw points of the running episode
     global_step, start_iteration, best_metric = 0, 1, -math.inf
-    pool_points, pool_hands = 0.0, 0  # learner's points against the pool since the last snapshot
     last_eval: dict = {}
 
     out = game.reset()
-    assign_opponents(np.arange(args.num_envs))
+    opponents.assign(np.arange(args.num_envs))
     next_obs, next_mask, next_player = out.observation, out.legal_action_mask, out.current_player.astype(np.int64)
 
     if resume_path:
@@ -835,28 +747,22 @@ def main(argv: list[str] | None = None) -> dict:
         global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
         best_metric = float(ts["best_metric"])
         last_eval = ckpt.get("eval", {})
-        for item in ts["pool"]:
-            pool.append(item)
-            pool_policies.append(NetworkPolicy(item["model"], network.config, device))
+        opponents.load_pool(ts)
         if rank == 0 and ts["world_size"] == world_size:
             load_game_state(game, ts["game"])
             storage.load_state_dict(ts["storage"])
-            rng.bit_generator.state = ts["rng"]
-            for k, agent in baselines.items():
-                set_generator_states(agent, ts["baseline_rngs"].get(k, {}))
-            opp_kind[:], opp_slot[:], learner_seat[:] = (ts[k].numpy() for k in ("opp_kind", "opp_slot", "learner_seat"))
+            opponents.load_state_dict(ts)
             ep_points[:] = ts["ep_points"].numpy()
             next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
             next_player = ts["next_player"].numpy().copy()
-            pool_points, pool_hands = float(ts["pool_points"]), int(ts["pool_hands"])
             torch.set_rng_state(ts["torch_rng"])
             shuffle_rng.bit_generator.state = ts["shuffle_rng"]
         else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
             game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
                               seed=[args.seed, rank, start_iteration])
             out = game.reset()
-            rng = np.random.default_rng([args.seed, rank, start_iteration])
-            assign_opponents(np.arange(args.num_envs))
+            opponents.rng = np.random.default_rng([args.seed, rank, start_iteration])
+            opponents.assign(np.arange(args.num_envs))
             next_obs, next_mask = out.observation, out.legal_action_mask
             next_player = out.current_player.astype(np.int64)
             torch.manual_seed(args.seed + 1000 * rank + start_iteration)
@@ -869,19 +775,15 @@ def main(argv: list[str] | None = None) -> dict:
         writer.add_text("config", "|key|value|doc|\n|-|-|-|\n" + "\n".join(
             f"|{k}|{v}|{docs.get(k, '')}|" for k, v in asdict(args).items()) + f"\n\nrules: {rules.to_dict()}", global_step)
         print(f"run {run_path}: {num_iterations} updates x {steps_per_iteration:,} steps, {world_size} process(es), "
-              f"device {device}, opponents {mix}", flush=True)
+              f"device {device}, opponents {args.opponent_mix}", flush=True)
 
     def checkpoint_dict(iteration: int) -> dict:
         ts = {
-            "world_size": world_size, "best_metric": best_metric, "rng": rng.bit_generator.state,
+            "world_size": world_size, "best_metric": best_metric,
             "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
-            "game": game_state_dict(game), "storage": storage.state_dict(),
-            "baseline_rngs": {k: generator_states(a) for k, a in baselines.items()},
-            "opp_kind": torch.from_numpy(opp_kind.copy()), "opp_slot": torch.from_numpy(opp_slot.copy()),
-            "learner_seat": torch.from_numpy(learner_seat.copy()), "ep_points": torch.from_numpy(ep_points.copy()),
+            "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
             "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
-            "next_player": torch.from_numpy(next_player.copy()), "pool": pool,
-            "pool_points": pool_points, "pool_hands": pool_hands, "elapsed": elapsed(),
+            "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed(), **opponents.state_dict(),
         }
         return {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
@@ -932,7 +834,7 @@ def main(argv: list[str] | None = None) -> dict:
         for step in range(args.num_steps):
             global_step += args.num_envs * world_size
             row = CARRY + step
-            learner_turn = (opp_kind == 0) | (next_player == learner_seat)
+            learner_turn = opponents.learner_turn(next_player)
             actions = np.zeros(args.num_envs, np.int64)
             envs = np.flatnonzero(learner_turn)
             if len(envs):
@@ -947,17 +849,7 @@ def main(argv: list[str] | None = None) -> dict:
                     if args.deadwood_shaping else 0.0
                 storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
                             logprob.cpu().numpy(), value.cpu().numpy(), phi)
-            others = ~learner_turn
-            snap_envs = np.flatnonzero(others & (opp_kind == 1))
-            if len(snap_envs):  # snapshots: the features of all their rows in one call, then one forward per snapshot
-                snap_in = network_input(next_obs[snap_envs], args.features)
-                for slot in np.unique(opp_slot[snap_envs]):
-                    rows = np.flatnonzero(opp_slot[snap_envs] == slot)
-                    actions[snap_envs[rows]] = pool_policies[slot].act_on_input(snap_in[rows], next_mask[snap_envs[rows]])
-            for k in range(2, len(kinds)):
-                opp_envs = np.flatnonzero(others & (opp_kind == k))
-                if len(opp_envs):
-                    actions[opp_envs] = baselines[kinds[k]].act(next_obs[opp_envs], next_mask[opp_envs])
+            opponents.act(np.flatnonzero(~learner_turn), next_obs, next_mask, args.features, actions)
 
             # TRY NOT TO MODIFY: execute the game and log data.
             out = game.step(actions)
@@ -966,15 +858,9 @@ def main(argv: list[str] | None = None) -> dict:
             ep_points += out.rewards
             if ended.any():
                 fin = np.flatnonzero(ended)
-                for k in np.unique(opp_kind[fin]):
-                    if k != 0:  # self-play hands are zero-sum: nothing to report
-                        e = fin[opp_kind[fin] == k]
-                        ep_returns.setdefault(kinds[k], []).extend(ep_points[e, learner_seat[e]])
-                vs_pool = fin[opp_kind[fin] == 1]
-                pool_points += float(ep_points[vs_pool, learner_seat[vs_pool]].sum())
-                pool_hands += len(vs_pool)
+                opponents.record(fin, ep_points, ep_returns)
                 ep_points[fin] = 0.0
-                assign_opponents(fin)
+                opponents.assign(fin)
             next_obs, next_mask = out.observation, out.legal_action_mask
             next_player = out.current_player.astype(np.int64)
 
@@ -1004,24 +890,23 @@ def main(argv: list[str] | None = None) -> dict:
 
         # opponent pool: snapshots on schedule, or when the learner beats the pool by a margin
         if world_size > 1:
-            t = torch.tensor([pool_points, float(pool_hands)], dtype=torch.float64)
+            t = torch.tensor([opponents.pool_points, float(opponents.pool_hands)], dtype=torch.float64)
             dist.all_reduce(t)
             total_pool_points, total_pool_hands = float(t[0]), int(t[1])
         else:
-            total_pool_points, total_pool_hands = pool_points, pool_hands
+            total_pool_points, total_pool_hands = opponents.pool_points, opponents.pool_hands
         beats_pool = (args.snapshot_margin > 0 and total_pool_hands >= args.snapshot_min_hands
                       and total_pool_points / total_pool_hands >= args.snapshot_margin)
-        if "snapshot" in mix and ((args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool
-                                  or not pool):
-            add_snapshot(iteration)
-            pool_points, pool_hands = 0.0, 0
+        if opponents.uses_snapshots and ((args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool
+                                         or not opponents.pool):
+            opponents.add_snapshot(network, iteration)
 
         if is_main:
             sps = int((global_step - start_step) / (time.time() - start_time))
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
             writer.add_scalar("charts/learner_decisions", batch_size, global_step)
-            writer.add_scalar("charts/pool_size", len(pool), global_step)
+            writer.add_scalar("charts/pool_size", len(opponents.pool), global_step)
             all_returns = [x for v in ep_returns.values() for x in v]
             if all_returns:
                 writer.add_scalar("charts/episodic_return", float(np.mean(all_returns)), global_step)
@@ -1039,7 +924,7 @@ def main(argv: list[str] | None = None) -> dict:
                 ev = " ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items())
                 print(f"update {iteration}/{num_iterations} step {global_step:,} SPS {sps:,} | rollout pts/hand {vs or '-'} "
                       f"| ent {stats['entropy']:.2f} kl {stats['approx_kl']:.4f} ev {explained_var:.2f} "
-                      f"| pool {len(pool)} | last eval {ev or '-'}", flush=True)
+                      f"| pool {len(opponents.pool)} | last eval {ev or '-'}", flush=True)
             if args.eval_every and iteration % args.eval_every == 0 and iteration != num_iterations:
                 run_eval(iteration)
             if args.checkpoint_every and iteration % args.checkpoint_every == 0:
