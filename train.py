@@ -16,10 +16,12 @@ Two players take turns, so the usual one-agent PPO bookkeeping does not fit as i
   opponent's knock), and GAE runs along each player's own chain. The value of the opponent's
   turn is never mixed into the learner's. A decision still waiting for its successor when a
   rollout ends is carried into the next rollout (storage rows 0 and 1) and trained there.
-* Opponents: each game gets one when it is dealt: pure self-play (both seats are learner
-  decisions), a frozen past snapshot from the pool, or a baseline bot (``agents.make``), in the
-  proportions of ``opponent_mix``. Snapshots join the pool every ``snapshot_every`` updates, or
-  early when the learner beats the pool by ``snapshot_margin`` points per hand.
+* Opponents (``trainer/pool.py``): each game gets one when it is dealt: pure self-play (both seats
+  are learner decisions), a frozen past snapshot from the pool, or any agent spec (a bundled bot,
+  ``ppo:PATH``, ``module:Attr``), in the proportions of ``opponent_mix``. Snapshots join the pool
+  every ``snapshot_every`` updates, or early when the learner beats the pool by ``snapshot_margin``.
+* Runs are never lost (``trainer/checkpoint.py``): a fixed ``run_name`` whose directory holds an
+  earlier run moves that run aside; checkpoints are written atomically. See docs/training.md.
 * Every ``eval_every`` updates the greedy policy plays ``eval_opponents`` on fixed duplicate deals
   (``evaluate.play_match``); ``best.pt`` keeps the best checkpoint.
 """
