@@ -23,7 +23,7 @@ TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
     "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
     "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
     "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
-    "--set", "anneal_lr=false",
+    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld",
 ]
 
 
