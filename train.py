@@ -1,6 +1,6 @@
 """PPO self-play trainer for Oklahoma Gin (after CleanRL's ``ppo.py``).
 
-    python train.py                                   # configs/quick.yaml: a few minutes, beats random
+    python train.py                                   # configs/quick.yaml: about 5 CPU minutes, beats simple
     python train.py --config configs/default.yaml     # the recipe of the shipped agent
     python train.py --config configs/default.yaml --set learning_rate=1e-4 --set num_envs=2048
     python train.py --resume runs/<run>/checkpoint.pt # continue a killed run where it left off
