@@ -1,6 +1,6 @@
 """PPO self-play trainer for Oklahoma Gin (after CleanRL's ``ppo.py``).
 
-    python train.py                                   # configs/quick.yaml: a few minutes, beats random
+    python train.py                                   # configs/quick.yaml: about 5 CPU minutes, beats simple
     python train.py --config configs/default.yaml     # the recipe of the shipped agent
     python train.py --config configs/default.yaml --set learning_rate=1e-4 --set num_envs=2048
     python train.py --resume runs/<run>/checkpoint.pt # continue a killed run where it left off
@@ -16,10 +16,12 @@ Two players take turns, so the usual one-agent PPO bookkeeping does not fit as i
   opponent's knock), and GAE runs along each player's own chain. The value of the opponent's
   turn is never mixed into the learner's. A decision still waiting for its successor when a
   rollout ends is carried into the next rollout (storage rows 0 and 1) and trained there.
-* Opponents: each game gets one when it is dealt: pure self-play (both seats are learner
-  decisions), a frozen past snapshot from the pool, or a baseline bot (``agents.make``), in the
-  proportions of ``opponent_mix``. Snapshots join the pool every ``snapshot_every`` updates, or
-  early when the learner beats the pool by ``snapshot_margin`` points per hand.
+* Opponents (``trainer/pool.py``): each game gets one when it is dealt: pure self-play (both seats
+  are learner decisions), a frozen past snapshot from the pool, or any agent spec (a bundled bot,
+  ``ppo:PATH``, ``module:Attr``), in the proportions of ``opponent_mix``. Snapshots join the pool
+  every ``snapshot_every`` updates, or early when the learner beats the pool by ``snapshot_margin``.
+* Runs are never lost (``trainer/checkpoint.py``): a fixed ``run_name`` whose directory holds an
+  earlier run moves that run aside; checkpoints are written atomically. See docs/training.md.
 * Every ``eval_every`` updates the greedy policy plays ``eval_opponents`` on fixed duplicate deals
   (``evaluate.play_match``); ``best.pt`` keeps the best checkpoint.
 """
@@ -43,13 +45,16 @@ import torch.nn as nn
 import torch.optim as optim
 import yaml
 
-from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, ActorCritic, PPOAgent, input_size,
+from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, FEATURES_VERSION, ActorCritic, PPOAgent, input_size,
                         load_checkpoint, load_widened, network_input, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
+from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
+from trainer.checkpoint import game_state_dict, load_game_state, move_aside
+from trainer.pool import Opponents
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
@@ -65,17 +70,19 @@ class Args:
     """if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)"""
     device: str = "auto"
     """where the network runs: cpu, cuda or auto (cuda if available)"""
-    num_threads: int = 0
-    """torch intra-op threads (0: torch's default)"""
+    num_threads: int = 1
+    """torch intra-op threads (0: torch's default, one per core). 1 is fastest on a small machine: the numba
+    kernels (game, features, bots) run between the network's calls anyway, and more threads than free cores
+    collapse throughput (about 10x slower on 2 cores next to one busy process); try 2-4 on a quiet big machine"""
     run_dir: str = "runs"
     """directory for TensorBoard events and checkpoints"""
     run_name: str = ""
-    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); a fixed name makes a
-    fresh run replace the previous run's events and checkpoints there"""
+    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); with a fixed name the
+    directory always holds the newest run: an earlier run found there is moved aside to <name>-<time of its last write>"""
     log_every: int = 10
     """print a progress line every this many updates"""
-    progress_bar: bool = False
-    """show a tqdm progress bar instead of progress lines"""
+    progress_bar: typing.Optional[bool] = None
+    """a tqdm progress bar (steps, SPS, ETA, latest evaluation) instead of progress lines; null: when stderr is a terminal"""
 
     # ---------------------------------------------------------------------- game
     rules: dict = field(default_factory=dict)
@@ -140,7 +147,7 @@ class Args:
     init_from: str = ""
     """start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune"""
     bc_agent: str = ""
-    """before PPO, imitate this agents.make bot playing itself (e.g. expert); '' = start from random weights"""
+    """before PPO, imitate this agent (any agent spec, e.g. expert) playing itself; '' = start from random weights"""
     bc_decisions: int = 1_000_000
     """decisions of bc_agent self-play to imitate"""
     bc_epochs: int = 4
@@ -149,11 +156,14 @@ class Args:
     """minibatch size of the imitation updates"""
     bc_learning_rate: float = 1e-3
     """learning rate of the imitation updates (the critic learns the bot's returns meanwhile)"""
+    bc_anneal_lr: bool = False
+    """anneal the imitation learning rate linearly to 0 over its updates (a closer fit in few epochs)"""
 
     # ----------------------------------------------------------------- opponents
     opponent_mix: typing.Dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "random": 0.2})
     """share of games per opponent: self (both seats the learner), snapshot (a frozen past learner from the pool),
-    or an agents.make spec (random, greedy, simple, expert); normalised; snapshot falls back to self while the pool is empty"""
+    or any agent spec (random, greedy, simple, expert, ppo:PATH, module:Attr, ...; see okgin_env.agent_specs);
+    normalised; snapshot falls back to self while the pool is empty"""
     pool_size: int = 8
     """the most snapshots kept in the pool (oldest dropped first)"""
     snapshot_every: int = 20
@@ -169,7 +179,7 @@ class Args:
     eval_hands: int = 2000
     """hands per evaluation match (duplicate: each deal played from both seats)"""
     eval_opponents: typing.List[str] = field(default_factory=lambda: ["random", "simple", "expert"])
-    """agents.make specs the greedy policy is evaluated against"""
+    """agent specs (as opponent_mix) the greedy policy is evaluated against"""
     eval_seed: int = 12345
     """seed of the fixed evaluation deals"""
     best_metric_opponent: str = "expert"
@@ -235,7 +245,7 @@ def _check_type(key: str, value, tp):
 
 def args_from_dict(d: dict) -> Args:
     """Build ``Args`` from a mapping of config keys; unknown keys and bad values raise ValueError."""
-    hints = typing.get_type_hints(Args)
+    hints = typing.get_type_hints(Args, globalns=globals())  # globals(): also when run under cProfile
     unknown = sorted(set(d) - set(hints))
     if unknown:
         raise ValueError(f"unknown config key(s) {', '.join(map(str, unknown))}; valid keys: {', '.join(hints)}")
@@ -256,8 +266,6 @@ def validate_args(args: Args) -> None:
     for key in ("bc_decisions", "bc_epochs", "bc_minibatch_size"):
         need(getattr(args, key) >= 1, key, "an integer >= 1")
     need(args.bc_learning_rate > 0, "bc_learning_rate", "a number > 0")
-    need(args.bc_agent in ("",) + BASELINE_SPECS or args.bc_agent.startswith("ppo:"), "bc_agent",
-         f"'' (off), {', '.join(BASELINE_SPECS)} or ppo:PATH")
     for key in ("snapshot_every", "eval_every", "checkpoint_every", "num_threads"):
         need(getattr(args, key) >= 0, key, "an integer >= 0")
     need(args.learning_rate > 0, "learning_rate", "a number > 0")
@@ -279,24 +287,25 @@ def validate_args(args: Args) -> None:
     mix = args.opponent_mix
     need(len(mix) > 0 and all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, "opponent_mix",
          "a mapping of opponent -> share >= 0 with a positive sum")
-    known = ("self", "snapshot") + BASELINE_SPECS
-    bad = [k for k in mix if k not in known]
-    need(not bad, "opponent_mix", f"keys among {', '.join(known)} (unknown: {', '.join(bad)})")
     need(not (set(mix) <= {"snapshot"}), "opponent_mix", "at least one opponent other than snapshot")
-    bad = [k for k in args.eval_opponents if k not in BASELINE_SPECS and not k.startswith("ppo:")]
-    need(not bad, "eval_opponents", f"agent specs among {', '.join(BASELINE_SPECS)} or ppo:PATH (unknown: {', '.join(bad)})")
     need(args.best_metric_opponent in args.eval_opponents, "best_metric_opponent",
          f"one of eval_opponents ({', '.join(args.eval_opponents)})")
-
-
-BASELINE_SPECS = ("random", "greedy", "simple", "expert")
+    # agents are any spec okgin_env.agent_specs resolves (bundled bots, ppo:PATH, module:Attr): build each once now,
+    # so a typo fails at startup with the list of valid specs rather than after the warm start
+    for key, specs in (("bc_agent", [args.bc_agent] if args.bc_agent else []), ("eval_opponents", args.eval_opponents),
+                       ("opponent_mix", [k for k in mix if k not in ("self", "snapshot")])):
+        for spec in specs:
+            try:
+                make_agent(spec, seed=0)
+            except (ValueError, FileNotFoundError) as e:
+                raise ValueError(f"config key {key!r}: {e}") from None
 
 
 def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     """(args, resume path) from the command line; configs are YAML files whose keys are Args fields."""
     docs = _field_docs()
     epilog = "config keys (YAML keys of --config, and --set key=value):\n" + "\n".join(
-        f"  {f.name} (default {f.default if f.default is not dataclasses_missing() else f.default_factory()!r}): {docs.get(f.name, '')}"
+        f"  {f.name} (default {getattr(Args(), f.name)!r}): {docs.get(f.name, '')}"
         for f in fields(Args))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -349,11 +358,6 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
 
 
 RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
-
-
-def dataclasses_missing():
-    import dataclasses
-    return dataclasses.MISSING
 
 
 # ---------------------------------------------------------------- per-player storage
@@ -410,7 +414,12 @@ class TurnStorage:
         self.last_row[ended] = -1
 
     def carry_over(self) -> None:
-        """Start a new rollout: pending decisions move to rows 0/1, everything else is cleared."""
+        """Start a new rollout: pending decisions move to rows 0/1, everything else is cleared.
+
+        A carried decision keeps the log-probability and value the *previous* policy gave it (the
+        policy that acted): its PPO ratio is taken against that behaviour policy, one update older
+        than the others in the batch, which is what importance ratios are for; the clip bounds it.
+        At most one decision per player and game is carried, so this is a small slice of a batch."""
         keep = []
         for p in range(2):
             envs = np.flatnonzero(self.last_row[:, p] >= 0)
@@ -550,50 +559,9 @@ def ppo_update(network: ActorCritic, optimizer: optim.Optimizer, batch: dict, ar
 
 # --------------------------------------------------------------------- opponents
 def make_agent(spec: str, seed: int):
-    """A baseline or checkpoint agent via ``agents.make``."""
-    import agents
-    return agents.make(spec, seed=seed)
-
-
-class NetworkPolicy:
-    """A frozen snapshot of the learner that samples from its policy (an opponent in the pool)."""
-
-    def __init__(self, state_dict: dict, model_config: dict, device: torch.device) -> None:
-        self.net = ActorCritic(**model_config).to(device).eval()
-        self.net.load_state_dict(state_dict)
-        self.device = device
-
-    @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        x = torch.from_numpy(network_input(obs, self.net.features)).to(self.device)
-        return self.net.sample(x, torch.from_numpy(mask).to(self.device))[0].cpu().numpy()
-
-
-def generator_states(obj) -> dict:
-    """Bit-generator states of every numpy Generator attribute of ``obj`` (agents' private RNGs)."""
-    return {k: v.bit_generator.state for k, v in vars(obj).items() if isinstance(v, np.random.Generator)}
-
-
-def set_generator_states(obj, states: dict) -> None:
-    for k, s in states.items():
-        getattr(obj, k).bit_generator.state = s
-
-
-def game_state_dict(game: VectorGame) -> dict:
-    d = {f"state.{f.name}": torch.from_numpy(getattr(game.state, f.name).copy()) for f in fields(game.state)}
-    d.update({k: torch.from_numpy(v.copy()) for k, v in vars(game).items() if isinstance(v, np.ndarray)})
-    d["rng"] = game.rng.bit_generator.state
-    return d
-
-
-def load_game_state(game: VectorGame, d: dict) -> None:
-    for k, v in d.items():
-        if k == "rng":
-            game.rng.bit_generator.state = v
-        elif k.startswith("state."):
-            setattr(game.state, k[len("state."):], v.numpy().copy())
-        else:
-            setattr(game, k, v.numpy().copy())
+    """The agent a spec names (``okgin_env.agent_specs.make_agent``: a bundled bot, ppo:PATH or module:Attr)."""
+    import agents  # noqa: F401 - registers the bundled bots (without relying on the installed entry point)
+    return make_agent_spec(spec, seed=seed)
 
 
 # ------------------------------------------------------- behaviour cloning warm start
@@ -613,21 +581,28 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     episode = np.zeros((steps, n), np.int64)  # running episode number of each game
     ep_no = np.arange(n)
     next_ep = n
-    ep_return = {}  # episode number -> (2,) points
+    ended_eps, ended_points = [], []  # episode numbers that ended, and their (2,) points
     running = np.zeros((n, 2))
     for t in range(steps):
         obs[t], masks[t], players[t], episode[t] = out.observation, out.legal_action_mask, out.current_player, ep_no
         actions[t] = agent.act(out.observation, out.legal_action_mask)
         out = game.step(actions[t])
         running += out.rewards
-        for e in np.flatnonzero(out.terminated | out.truncated):
-            ep_return[int(ep_no[e])] = running[e].copy()
-            running[e] = 0.0
-            ep_no[e], next_ep = next_ep, next_ep + 1
+        fin = np.flatnonzero(out.terminated | out.truncated)
+        if len(fin):
+            ended_eps.append(ep_no[fin].copy())
+            ended_points.append(running[fin].copy())
+            running[fin] = 0.0
+            ep_no[fin] = next_ep + np.arange(len(fin))
+            next_ep += len(fin)
     flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
     obs, masks, actions, players, episode = map(flat, (obs, masks, actions, players, episode))
-    has_target = np.array([int(e) in ep_return for e in episode])
-    points = np.array([ep_return[int(e)][p] if h else 0.0 for e, p, h in zip(episode, players, has_target)])
+    ep_points, ep_ended = np.zeros((next_ep, 2)), np.zeros(next_ep, bool)
+    if ended_eps:
+        ids = np.concatenate(ended_eps)
+        ep_points[ids], ep_ended[ids] = np.concatenate(ended_points), True
+    has_target = ep_ended[episode]
+    points = ep_points[episode, players]
     phi = potential(obs, args.deadwood_shaping, args.reward_scale)
     targets = (points * args.reward_scale - phi).astype(np.float32)
     if args.features != "raw":
@@ -646,10 +621,14 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
     optimizer = optim.Adam(network.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     rng = np.random.default_rng([args.seed, 3])
     inds = np.arange(len(obs))
+    num_updates, done = args.bc_epochs * math.ceil(len(inds) / args.bc_minibatch_size), 0
     for epoch in range(args.bc_epochs):
         rng.shuffle(inds)
         losses, accs = [], []
         for start in range(0, len(inds), args.bc_minibatch_size):
+            if args.bc_anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.bc_learning_rate * (1.0 - done / num_updates)
+            done += 1
             mb = inds[start:start + args.bc_minibatch_size]
             o = torch.from_numpy(obs[mb].astype(np.float32)).to(device)
             m = torch.from_numpy(masks[mb]).to(device)
@@ -692,6 +671,9 @@ def short_name(spec: str) -> str:
 def main(argv: list[str] | None = None) -> dict:
     args, resume_path = parse_cli(argv)
     rules = Rules.from_dict(args.rules)
+    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
+    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
+    log = lambda line: print(line, flush=True)  # noqa: E731
 
     # distributed setup (torchrun sets RANK / WORLD_SIZE / LOCAL_RANK)
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -712,10 +694,11 @@ def main(argv: list[str] | None = None) -> dict:
     num_iterations = max(1, args.total_timesteps // steps_per_iteration)
     run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
     run_path = os.path.dirname(os.path.abspath(resume_path)) if resume_path else os.path.join(args.run_dir, run_name)
-    if not resume_path and is_main and os.path.isdir(run_path):  # a fixed run_name: start that directory afresh
-        for name in os.listdir(run_path):
-            if name.startswith("events.out.tfevents.") or name in ("checkpoint.pt", "best.pt"):
-                os.remove(os.path.join(run_path, name))
+    if not resume_path and is_main:  # never lose a run: an earlier run there is moved aside, not replaced
+        moved = move_aside(run_path)
+        if moved:
+            print(f"{run_path} held an earlier run: moved it to {moved} (continue it with "
+                  f"--resume {os.path.join(moved, 'checkpoint.pt')})", flush=True)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed + rank)
@@ -744,74 +727,44 @@ def main(argv: list[str] | None = None) -> dict:
             dist.broadcast(p.data, src=0)
         torch.manual_seed(args.seed + 1000 * rank)  # different sampling streams per rank
 
-    # opponents: index 0 = self-play, 1 = snapshot, 2.. = baselines (agents.make)
-    mix = {k: v for k, v in args.opponent_mix.items() if v > 0}
-    kinds = ["self", "snapshot"] + [k for k in mix if k not in ("self", "snapshot")]
-    kind_probs = np.array([mix.get(k, 0.0) for k in kinds], np.float64)
-    baselines = {k: make_agent(k, seed=args.seed * 1000 + rank * 100 + i) for i, k in enumerate(kinds[2:])}
-    pool: list[dict] = []  # {"iteration", "model"} frozen snapshots
-    pool_policies: list[NetworkPolicy] = []
-    opp_kind = np.zeros(args.num_envs, np.int64)
-    opp_slot = np.zeros(args.num_envs, np.int64)
-    learner_seat = np.zeros(args.num_envs, np.int64)
-
-    def assign_opponents(envs: np.ndarray) -> None:
-        p = kind_probs.copy()
-        if not pool:
-            p[0] += p[1]
-            p[1] = 0.0
-        opp_kind[envs] = rng.choice(len(kinds), size=len(envs), p=p / p.sum())
-        opp_slot[envs] = rng.integers(0, max(1, len(pool)), size=len(envs))
-        learner_seat[envs] = rng.integers(0, 2, size=len(envs))
-
-    def add_snapshot(iteration: int) -> None:
-        sd = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
-        pool.append({"iteration": iteration, "model": sd})
-        pool_policies.append(NetworkPolicy(sd, network.config, device))
-        if len(pool) > args.pool_size:
-            pool.pop(0)
-            pool_policies.pop(0)
+    # opponents: self-play, snapshots from the pool, agents (trainer/pool.py)
+    opponents = Opponents(args.opponent_mix, args.num_envs, args.pool_size, rng, make_agent,
+                          agent_seed=args.seed * 1000 + rank * 100, model_config=network.config, device=device)
 
     storage = TurnStorage(args.num_steps, args.num_envs, input_size(args.features))
     ep_points = np.zeros((args.num_envs, 2), np.float64)  # raw points of the running episode
     global_step, start_iteration, best_metric = 0, 1, -math.inf
-    pool_points, pool_hands = 0.0, 0  # learner's points against the pool since the last snapshot
     last_eval: dict = {}
 
     out = game.reset()
-    assign_opponents(np.arange(args.num_envs))
+    opponents.assign(np.arange(args.num_envs))
     next_obs, next_mask, next_player = out.observation, out.legal_action_mask, out.current_player.astype(np.int64)
 
     if resume_path:
         ckpt = load_checkpoint(resume_path, map_location=device)
         ts = ckpt["train_state"]
+        elapsed_before = float(ts.get("elapsed", 0.0)) - (time.time() - run_start)  # continue the wall clock
         network.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
         best_metric = float(ts["best_metric"])
         last_eval = ckpt.get("eval", {})
-        for item in ts["pool"]:
-            pool.append(item)
-            pool_policies.append(NetworkPolicy(item["model"], network.config, device))
+        opponents.load_pool(ts)
         if rank == 0 and ts["world_size"] == world_size:
             load_game_state(game, ts["game"])
             storage.load_state_dict(ts["storage"])
-            rng.bit_generator.state = ts["rng"]
-            for k, agent in baselines.items():
-                set_generator_states(agent, ts["baseline_rngs"].get(k, {}))
-            opp_kind[:], opp_slot[:], learner_seat[:] = (ts[k].numpy() for k in ("opp_kind", "opp_slot", "learner_seat"))
+            opponents.load_state_dict(ts)
             ep_points[:] = ts["ep_points"].numpy()
             next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
             next_player = ts["next_player"].numpy().copy()
-            pool_points, pool_hands = float(ts["pool_points"]), int(ts["pool_hands"])
             torch.set_rng_state(ts["torch_rng"])
             shuffle_rng.bit_generator.state = ts["shuffle_rng"]
         else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
             game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
                               seed=[args.seed, rank, start_iteration])
             out = game.reset()
-            rng = np.random.default_rng([args.seed, rank, start_iteration])
-            assign_opponents(np.arange(args.num_envs))
+            opponents.rng = np.random.default_rng([args.seed, rank, start_iteration])
+            opponents.assign(np.arange(args.num_envs))
             next_obs, next_mask = out.observation, out.legal_action_mask
             next_player = out.current_player.astype(np.int64)
             torch.manual_seed(args.seed + 1000 * rank + start_iteration)
@@ -824,22 +777,19 @@ def main(argv: list[str] | None = None) -> dict:
         writer.add_text("config", "|key|value|doc|\n|-|-|-|\n" + "\n".join(
             f"|{k}|{v}|{docs.get(k, '')}|" for k, v in asdict(args).items()) + f"\n\nrules: {rules.to_dict()}", global_step)
         print(f"run {run_path}: {num_iterations} updates x {steps_per_iteration:,} steps, {world_size} process(es), "
-              f"device {device}, opponents {mix}", flush=True)
+              f"device {device}, opponents {args.opponent_mix}", flush=True)
 
     def checkpoint_dict(iteration: int) -> dict:
         ts = {
-            "world_size": world_size, "best_metric": best_metric, "rng": rng.bit_generator.state,
+            "world_size": world_size, "best_metric": best_metric,
             "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
-            "game": game_state_dict(game), "storage": storage.state_dict(),
-            "baseline_rngs": {k: generator_states(a) for k, a in baselines.items()},
-            "opp_kind": torch.from_numpy(opp_kind.copy()), "opp_slot": torch.from_numpy(opp_slot.copy()),
-            "learner_seat": torch.from_numpy(learner_seat.copy()), "ep_points": torch.from_numpy(ep_points.copy()),
+            "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
             "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
-            "next_player": torch.from_numpy(next_player.copy()), "pool": pool,
-            "pool_points": pool_points, "pool_hands": pool_hands,
+            "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed(), **opponents.state_dict(),
         }
         return {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
+            "features_version": FEATURES_VERSION,
             "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
             "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": asdict(args),
             "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
@@ -850,20 +800,28 @@ def main(argv: list[str] | None = None) -> dict:
         nonlocal best_metric, last_eval
         t0 = time.time()
         last_eval = evaluate_policy(network, args, rules, device)
+        seconds = int(elapsed())  # the same curves against wall time (warm start included): eval_time/*
         for spec, r in last_eval.items():
-            writer.add_scalar(f"eval/win_rate_vs_{short_name(spec)}", r["win_rate"], global_step)
-            writer.add_scalar(f"eval/points_per_hand_vs_{short_name(spec)}", r["points_per_hand"], global_step)
+            for key in ("win_rate", "points_per_hand"):
+                writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
+                writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
         metric = last_eval[args.best_metric_opponent]["points_per_hand"]
         line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in last_eval.items())
-        print(f"eval @ step {global_step:,} ({time.time() - t0:.0f}s): {line}", flush=True)
+        log(f"eval @ step {global_step:,}, {seconds}s ({time.time() - t0:.0f}s): {line}")
         if metric > best_metric:
             best_metric = metric
             save_checkpoint(os.path.join(run_path, "best.pt"), checkpoint_dict(iteration))
 
+
     bar = None
-    if is_main and args.progress_bar:
+    if is_main and (sys.stderr.isatty() if args.progress_bar is None else args.progress_bar):
         from tqdm import tqdm
-        bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", smoothing=0.1)
+        bar = tqdm(total=num_iterations * steps_per_iteration, initial=global_step, unit="step", unit_scale=True,
+                   smoothing=0.1, dynamic_ncols=True)
+        log = bar.write  # lines print above the bar
+
+    if is_main and not resume_path and (args.bc_agent or args.init_from) and args.eval_every:
+        run_eval(0)  # the starting point is a candidate for best.pt: PPO must beat it to replace it
 
     start_time, start_step = time.time(), global_step
     iteration = start_iteration - 1
@@ -878,28 +836,22 @@ def main(argv: list[str] | None = None) -> dict:
         for step in range(args.num_steps):
             global_step += args.num_envs * world_size
             row = CARRY + step
-            learner_turn = (opp_kind == 0) | (next_player == learner_seat)
+            learner_turn = opponents.learner_turn(next_player)
             actions = np.zeros(args.num_envs, np.int64)
             envs = np.flatnonzero(learner_turn)
             if len(envs):
-                net_in = network_input(next_obs[envs], args.features)
+                net_in = network_input(next_obs[envs], args.features)  # computed once: stored for the update
                 obs_t = torch.from_numpy(net_in).to(device)
                 mask_t = torch.from_numpy(next_mask[envs]).to(device)
-                action, logprob, value = network.sample(obs_t, mask_t)
+                with torch.inference_mode():
+                    action, logprob, _, value = network.get_action_and_value(obs_t, mask_t)
                 a_np = action.cpu().numpy()
                 actions[envs] = a_np
                 phi = potential(next_obs[envs], args.deadwood_shaping, args.reward_scale) \
                     if args.deadwood_shaping else 0.0
                 storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
                             logprob.cpu().numpy(), value.cpu().numpy(), phi)
-            others = ~learner_turn
-            for k in range(1, len(kinds)):
-                for slot in range(len(pool) if k == 1 else 1):
-                    sel = others & (opp_kind == k) & ((opp_slot == slot) if k == 1 else True)
-                    opp_envs = np.flatnonzero(sel)
-                    if len(opp_envs):
-                        policy = pool_policies[slot] if k == 1 else baselines[kinds[k]]
-                        actions[opp_envs] = policy.act(next_obs[opp_envs], next_mask[opp_envs])
+            opponents.act(np.flatnonzero(~learner_turn), next_obs, next_mask, args.features, actions)
 
             # TRY NOT TO MODIFY: execute the game and log data.
             out = game.step(actions)
@@ -908,15 +860,9 @@ def main(argv: list[str] | None = None) -> dict:
             ep_points += out.rewards
             if ended.any():
                 fin = np.flatnonzero(ended)
-                for k in np.unique(opp_kind[fin]):
-                    if k != 0:  # self-play hands are zero-sum: nothing to report
-                        e = fin[opp_kind[fin] == k]
-                        ep_returns.setdefault(kinds[k], []).extend(ep_points[e, learner_seat[e]])
-                vs_pool = fin[opp_kind[fin] == 1]
-                pool_points += float(ep_points[vs_pool, learner_seat[vs_pool]].sum())
-                pool_hands += len(vs_pool)
+                opponents.record(fin, ep_points, ep_returns)
                 ep_points[fin] = 0.0
-                assign_opponents(fin)
+                opponents.assign(fin)
             next_obs, next_mask = out.observation, out.legal_action_mask
             next_player = out.current_player.astype(np.int64)
 
@@ -946,24 +892,23 @@ def main(argv: list[str] | None = None) -> dict:
 
         # opponent pool: snapshots on schedule, or when the learner beats the pool by a margin
         if world_size > 1:
-            t = torch.tensor([pool_points, float(pool_hands)], dtype=torch.float64)
+            t = torch.tensor([opponents.pool_points, float(opponents.pool_hands)], dtype=torch.float64)
             dist.all_reduce(t)
             total_pool_points, total_pool_hands = float(t[0]), int(t[1])
         else:
-            total_pool_points, total_pool_hands = pool_points, pool_hands
+            total_pool_points, total_pool_hands = opponents.pool_points, opponents.pool_hands
         beats_pool = (args.snapshot_margin > 0 and total_pool_hands >= args.snapshot_min_hands
                       and total_pool_points / total_pool_hands >= args.snapshot_margin)
-        if "snapshot" in mix and ((args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool
-                                  or not pool):
-            add_snapshot(iteration)
-            pool_points, pool_hands = 0.0, 0
+        if opponents.uses_snapshots and ((args.snapshot_every and iteration % args.snapshot_every == 0) or beats_pool
+                                         or not opponents.pool):
+            opponents.add_snapshot(network, iteration)
 
         if is_main:
             sps = int((global_step - start_step) / (time.time() - start_time))
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
             writer.add_scalar("charts/learner_decisions", batch_size, global_step)
-            writer.add_scalar("charts/pool_size", len(pool), global_step)
+            writer.add_scalar("charts/pool_size", len(opponents.pool), global_step)
             all_returns = [x for v in ep_returns.values() for x in v]
             if all_returns:
                 writer.add_scalar("charts/episodic_return", float(np.mean(all_returns)), global_step)
@@ -974,13 +919,14 @@ def main(argv: list[str] | None = None) -> dict:
             writer.add_scalar("losses/explained_variance", explained_var, global_step)
             if bar is not None:
                 bar.update(steps_per_iteration)
-                bar.set_postfix(SPS=sps, **{short_name(s): f"{r['points_per_hand']:+.1f}" for s, r in last_eval.items()})
+                bar.set_postfix_str(f"SPS {sps:,} | last eval " + (" ".join(
+                    f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items()) or "-"))
             elif iteration % args.log_every == 0 or iteration == num_iterations:
                 vs = " ".join(f"{k} {np.mean(v):+.1f}" for k, v in sorted(ep_returns.items()))
                 ev = " ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}" for s, r in last_eval.items())
                 print(f"update {iteration}/{num_iterations} step {global_step:,} SPS {sps:,} | rollout pts/hand {vs or '-'} "
                       f"| ent {stats['entropy']:.2f} kl {stats['approx_kl']:.4f} ev {explained_var:.2f} "
-                      f"| pool {len(pool)} | last eval {ev or '-'}", flush=True)
+                      f"| pool {len(opponents.pool)} | last eval {ev or '-'}", flush=True)
             if args.eval_every and iteration % args.eval_every == 0 and iteration != num_iterations:
                 run_eval(iteration)
             if args.checkpoint_every and iteration % args.checkpoint_every == 0:
@@ -993,7 +939,8 @@ def main(argv: list[str] | None = None) -> dict:
         if bar is not None:
             bar.close()
         writer.close()
-        print(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s; checkpoint {run_path}/checkpoint.pt", flush=True)
+        log(f"done: {global_step:,} steps in {time.time() - start_time:.0f}s ({elapsed():.0f}s in all); "
+            f"checkpoint {run_path}/checkpoint.pt, best {run_path}/best.pt")
     if world_size > 1:
         # the other ranks wait here for rank 0's final evaluation and checkpoint: a rank that tears down
         # gloo while its peer still holds the connection can abort the whole job

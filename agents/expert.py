@@ -363,15 +363,28 @@ def _take(o, ms, weight, limit, stock, p, after, work, res):
 #: is expected to meld / 110.
 OUTS_FEATURES = 4 * NUM_CARDS + 4
 _GIN_AFTER, _KNOCK_AFTER, _DANGER_OF, _OPP_HOLDS, _DRAW = (i * NUM_CARDS for i in range(5))
-_DEFAULT_PARAMS = ExpertParams().to_array()  # the features read the table as the default expert does
+#: The table reading that trained networks were given as inputs (``agents.ppo.FEATURES_VERSION`` 1), frozen:
+#: the expert's defaults of 2026-11-30, written out so that retuning ``ExpertParams`` (the bot) never
+#: changes what a shipped network reads. Changing these numbers needs a new ``FEATURES_VERSION``.
+FEATURES_PARAMS = ExpertParams(
+    meld_weight=4.5, meld_weight_low_limit=4.0, meld_weight_late=0.3, knock_chance_value=6.0,
+    gin_chance_value=10.0, danger_cost=7.0, signal_factor=0.3, taken_partner_belief=1.0,
+    thrown_partner_doubt=0.15, take_margin=1.0, prune=12.0, hold_gin_chance=0.1, hold_stock=12.0,
+    wall_stock=4.0, game_knock_now=0.9)
+_FEATURES_P = FEATURES_PARAMS.to_array()
 
 
-def outs_features(observations: np.ndarray) -> np.ndarray:
+def outs_features(observations: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(B, OUTS_FEATURES) float32: the expert's reading of the table (outs, danger, the opponent's
-    likely cards), from the observation alone, as inputs a learned policy may build on."""
+    likely cards), from the observation alone, as inputs a learned policy may build on. It reads
+    with the frozen ``FEATURES_PARAMS``, not the bot's (tunable) defaults. ``out`` (optional, a
+    C-contiguous float32 (B, OUTS_FEATURES) array or view of one) is filled in place."""
     obs = np.ascontiguousarray(observations, dtype=np.float32)
-    out = np.zeros((len(obs), OUTS_FEATURES), np.float32)
-    _features_kernel(obs, _DEFAULT_PARAMS, out)
+    if out is None:
+        out = np.zeros((len(obs), OUTS_FEATURES), np.float32)
+    else:
+        out[:] = 0.0
+    _features_kernel(obs, _FEATURES_P, out)
     return out
 
 

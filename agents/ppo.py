@@ -10,6 +10,7 @@ play lives here, once:
   ==================  ==============================================================
   format, version     ``"okgin-ppo"``, ``CHECKPOINT_VERSION``
   obs_version         ``okgin_env.observation.OBS_VERSION`` the network was trained on
+  features_version    ``FEATURES_VERSION`` of the meld/outs inputs it read (absent: 1)
   obs_size            ``OBS_SIZE``; num_actions ``NUM_ACTIONS``
   model_config        keyword arguments of :class:`ActorCritic`
   model               the network's ``state_dict``
@@ -36,13 +37,16 @@ from okgin_env.actions import NUM_ACTIONS
 from okgin_env.cards import NUM_CARDS
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 
-try:  # the agents helper's base class; PPOAgent only needs its name/act surface
-    from agents.base import Agent as _AgentBase
-except ImportError:  # pragma: no cover - before agents/base.py exists
-    _AgentBase = object
+from .base import Agent
 
 CHECKPOINT_FORMAT = "okgin-ppo"
 CHECKPOINT_VERSION = 1
+#: Version of what ``network_input`` computes beyond the observation (``meld_features`` and
+#: ``agents.expert.outs_features`` with its frozen ``FEATURES_PARAMS``). A network only makes sense
+#: on the inputs it was trained on: bump this whenever either changes what it returns, and
+#: checkpoints of older versions are refused on load. Checkpoints written before it existed lack
+#: the entry and read as version 1 (the features of 2026-11-30, which version 1 still computes).
+FEATURES_VERSION = 1
 MASKED_LOGIT = -1e9  #: logit of an illegal action: exp() underflows to exactly 0
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -206,14 +210,6 @@ class ActorCritic(nn.Module):
     def get_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         return self.forward(obs, mask)[1]
 
-    @torch.no_grad()
-    def sample(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(action, log_prob, value) for rollouts: sampled from the masked policy, no entropy."""
-        logits, value = self.forward(obs, mask)
-        log_probs = masked_log_probs(logits, mask)
-        action = sample_masked(log_probs)
-        return action, log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1), value
-
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              generator: torch.Generator | None = None):
         """(action, log_prob, entropy, value) under the masked policy; samples when ``action`` is None."""
@@ -226,7 +222,7 @@ class ActorCritic(nn.Module):
 
 
 # ---------------------------------------------------------------------------- agent
-class PPOAgent(_AgentBase):
+class PPOAgent(Agent):
     """A trained :class:`ActorCritic` behind the agents' batched ``act(obs, mask)`` surface.
 
     ``deterministic=True`` (default) plays the most probable legal action; ``False`` samples
@@ -297,6 +293,10 @@ def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict
         raise ValueError(f"{path} was trained on observation layout version {ckpt.get('obs_version')} "
                          f"(size {ckpt.get('obs_size')}), but okgin_env.observation is now version "
                          f"{OBS_VERSION} (size {OBS_SIZE}); retrain the agent for the new layout")
+    features_version = ckpt.get("features_version", 1)
+    if features_version != FEATURES_VERSION:
+        raise ValueError(f"{path} was trained on input features version {features_version}, but agents.ppo now "
+                         f"computes features version {FEATURES_VERSION}; retrain the agent on the new features")
     if ckpt.get("num_actions") != NUM_ACTIONS:
         raise ValueError(f"{path} has {ckpt.get('num_actions')} actions, expected {NUM_ACTIONS}")
     for key in ("model", "model_config"):

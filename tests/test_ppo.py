@@ -12,7 +12,7 @@ import train
 from agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
                         masked_entropy, masked_log_probs, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
+from okgin_env.core import VectorGame, random_legal_actions
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 
 
@@ -163,7 +163,10 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
     ({"gamma": 1.5}, "0 < gamma <= 1"),
     ({"device": "tpu"}, "cpu, cuda or auto"),
     ({"hidden_sizes": 256}, "is not a list"),
-    ({"opponent_mix": {"self": 1, "grandma": 1}}, "unknown: grandma"),
+    ({"opponent_mix": {"self": 1, "grandma": 1}}, "'opponent_mix': unknown agent spec 'grandma'; valid specs: random"),
+    ({"eval_opponents": ["nosuchmodule:Bot"], "best_metric_opponent": "nosuchmodule:Bot"},
+     "'eval_opponents': agent spec 'nosuchmodule:Bot': cannot import module 'nosuchmodule'"),
+    ({"bc_agent": "ppo:missing.pt"}, "'bc_agent': PPO checkpoint not found: missing.pt"),
     ({"rules": {"knock_limit": 11}}, "invalid rule option knock_limit=11"),
     ({"rules": {"knok_limit": 3}}, "unknown rule option(s) knok_limit"),
     ({"eval_opponents": ["random"], "best_metric_opponent": "expert"}, "one of eval_opponents (random)"),
@@ -193,7 +196,7 @@ def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
 
 
 def test_shipped_configs_are_valid():
-    for name in ("quick", "default"):
+    for name in ("quick", "default", "finetune_expert"):
         args, _ = train.parse_cli(["--config", f"configs/{name}.yaml"])
         assert args.exp_name
 
@@ -226,6 +229,39 @@ def test_checkpoint_load_errors_are_clear(tmp_path):
     obs, masks = legal_batch(4)
     assert masks[np.arange(len(masks)), agent.act(obs, masks)].all()
     assert "optimizer" not in load_checkpoint(str(small))
+
+
+def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path):
+    """A network trained on other input features is refused, naming both versions; a checkpoint
+    written before the version existed (the shipped one) is version 1 and loads."""
+    from agents.ppo import FEATURES_VERSION
+    newer = tmp_path / "newer.pt"
+    _tiny_checkpoint(newer, features_version=FEATURES_VERSION + 1)
+    with pytest.raises(ValueError, match=f"features version {FEATURES_VERSION + 1}, but .* version {FEATURES_VERSION}"):
+        load_ppo_agent(str(newer))
+    assert FEATURES_VERSION == 1 and "features_version" not in load_checkpoint("checkpoints/okgin_ppo.pt")
+    load_ppo_agent("checkpoints/okgin_ppo.pt")
+
+
+def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
+    """Retuning the expert bot (ExpertParams' defaults) must not change what trained networks read."""
+    import dataclasses
+
+    from agents import expert
+    frozen = expert.FEATURES_PARAMS
+    assert frozen is not expert.ExpertAgent().params
+    game = VectorGame(64, seed=5)
+    out = game.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(12):  # mid-hand tables: discards and passes to read
+        out = game.step(random_legal_actions(out.legal_action_mask, rng))
+    obs = out.observation
+    before = expert.outs_features(obs)
+    retuned = dataclasses.replace(frozen, signal_factor=0.9, thrown_partner_doubt=0.6)
+    out = np.zeros_like(before)
+    expert._features_kernel(np.ascontiguousarray(obs, np.float32), retuned.to_array(), out)
+    assert not np.array_equal(out, before)  # the params matter ...
+    np.testing.assert_array_equal(expert.outs_features(obs), before)  # ... and the features use the frozen ones
 
 
 def test_behaviour_cloning_warm_start_imitates_the_bot():

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import train
-from agents.ppo import load_checkpoint
+from agents.ppo import FEATURES_VERSION, load_checkpoint
 from okgin_env.core import VectorGame
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,7 +23,7 @@ TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
     "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
     "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
     "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
-    "--set", "anneal_lr=false",
+    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld",
 ]
 
 
@@ -56,7 +56,8 @@ def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path)
     tags = set(acc.Tags()["scalars"])
     assert {"charts/SPS", "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
             "losses/clipfrac", "losses/explained_variance", "eval/win_rate_vs_random",
-            "eval/points_per_hand_vs_random"} <= tags
+            "eval/points_per_hand_vs_random", "eval_time/points_per_hand_vs_random"} <= tags
+    assert "SPS" in proc.stdout and "it/s" not in proc.stderr  # stderr is no terminal: log lines, no bar
 
     import agents
     agent = agents.make(f"ppo:{os.path.join(run, 'checkpoint.pt')}", seed=0)
@@ -76,6 +77,67 @@ def test_init_from_starts_a_new_run_from_a_checkpoints_weights(tmp_path):
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="does not fit this config"):
         train.main(TINY + ["--set", f"run_dir={tmp_path / 'c'}", "--set", f"init_from={src}", "--set", "hidden_sizes=[8]"])
+
+
+@pytest.mark.slow
+def test_a_second_run_with_a_fixed_name_moves_the_first_aside_intact(tmp_path):
+    """`python train.py` twice (run_name: quick): runs/quick holds the newest run, the first one is
+    moved to runs/quick-<time>, its checkpoints unchanged and loadable, and the log line says how to resume it."""
+    fixed = TINY + ["--set", f"run_dir={tmp_path / 'runs'}", "--set", "total_timesteps=128"]
+    run_train(fixed, tmp_path)
+    first = load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))
+    proc = run_train(fixed + ["--set", "seed=2"], tmp_path)
+    moved = [d for d in glob.glob(str(tmp_path / "runs" / "quick-*"))]
+    assert len(moved) == 1, moved
+    assert f"--resume {os.path.join(moved[0], 'checkpoint.pt')}" in proc.stdout
+    kept = load_checkpoint(os.path.join(moved[0], "checkpoint.pt"))
+    assert kept["args"]["seed"] == 1 and load_checkpoint(os.path.join(moved[0], "best.pt"))
+    for k in first["model"]:
+        assert torch.equal(first["model"][k], kept["model"][k]), k
+    assert glob.glob(os.path.join(moved[0], "events.out.tfevents.*"))
+    assert load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))["args"]["seed"] == 2
+
+
+CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.yaml")))
+TINY_BUDGET = ["--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=128", "--set", "bc_decisions=64",
+               "--set", "bc_epochs=1", "--set", "eval_hands=20", "--set", "eval_every=1", "--set", "num_threads=1"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", [os.path.basename(c) for c in CONFIGS])
+def test_every_config_runs_with_a_tiny_budget(config, tmp_path, monkeypatch):
+    """Each shipped config starts, trains an update and saves (its own network, opponents and init_from;
+    paths in configs are relative to the repository root, where the README runs them)."""
+    monkeypatch.chdir(ROOT)
+    result = train.main(["--config", os.path.join(ROOT, "configs", config), "--set", f"run_dir={tmp_path}"] + TINY_BUDGET)
+    ckpt = load_checkpoint(os.path.join(result["run_path"], "checkpoint.pt"))
+    assert ckpt["global_step"] == 128 and ckpt["features_version"] == FEATURES_VERSION
+
+
+@pytest.mark.slow
+def test_finetune_config_starts_from_a_default_config_checkpoint(tmp_path, monkeypatch):
+    """The two stages of the shipped line fit together: default.yaml's checkpoint initialises finetune_expert.yaml."""
+    monkeypatch.chdir(ROOT)
+    first = train.main(["--config", os.path.join(ROOT, "configs", "default.yaml"), "--set", f"run_dir={tmp_path}"]
+                       + TINY_BUDGET)
+    src = os.path.join(first["run_path"], "checkpoint.pt")
+    second = train.main(["--config", os.path.join(ROOT, "configs", "finetune_expert.yaml"), "--set", f"run_dir={tmp_path}",
+                         "--set", f"init_from={src}", "--set", "learning_rate=1e-12", "--set", "ent_coef=0"] + TINY_BUDGET)
+    a, b = load_checkpoint(src), load_checkpoint(os.path.join(second["run_path"], "checkpoint.pt"))
+    for k in a["model"]:  # a vanishing learning rate: the weights stay those it started from
+        torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_opponents_may_be_any_agent_spec(tmp_path, monkeypatch):
+    """opponent_mix, eval_opponents and bc_agent take plug-in (module:Attr) and checkpoint (ppo:PATH) specs."""
+    monkeypatch.chdir(ROOT)
+    plugin, shipped = "okgin_env.agent_specs:RandomPolicy", "ppo:checkpoints/okgin_ppo.pt"
+    result = train.main(TINY + ["--set", f"run_dir={tmp_path}", "--set", "total_timesteps=128",
+                                "--set", f"opponent_mix={{self: 0.5, '{plugin}': 0.25, '{shipped}': 0.25}}",
+                                "--set", f"eval_opponents=['{plugin}']", "--set", f"best_metric_opponent={plugin}",
+                                "--set", f"bc_agent={plugin}", "--set", "bc_decisions=64", "--set", "bc_epochs=1"])
+    assert set(result["eval"]) == {plugin}
 
 
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
