@@ -56,7 +56,7 @@ import numpy as np
 from numba import njit
 
 from .cards import HAND_SIZE, NUM_CARDS
-from .core import EPISODES, STOCK_START, UPCARD_POS, GameState, Phase
+from .core import EPISODES, UPCARD_POS, GameState, Phase
 from .observation import (CANNOT_DISCARD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT, OBS_SIZE, OPP_DECLINED,
                           OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES, STOCK_SCALE, STOCK_SIZE)
 from .rules import Rules
@@ -103,8 +103,8 @@ def _check_observations(obs: np.ndarray, rules: Rules, episode: str) -> None:
             np.rint(obs[:, SCORES + 2] * 100) != rules.target_score)
 
 
-def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator, rules: Rules | None = None,
-                episode: str | None = None, player: int = 0) -> GameState:
+def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator | None, rules: Rules | None = None,
+                episode: str | None = None, player: int = 0, row_seeds: np.ndarray | None = None) -> GameState:
     """``worlds`` sampled full states for each observation (B, OBS_SIZE) of the player to move.
 
     Row ``b * worlds + k`` of the result is world ``k`` of observation ``b``; the observing
@@ -112,6 +112,10 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator,
     ("hand" or "game"; default: read from the observation's scores field) are those of the
     game; they set what the state must satisfy (``check_state``). See the module docstring
     for what is sampled and what is chosen.
+
+    The randomness comes from ``rng``, or, when ``row_seeds`` ((B,) uint64) is given, from a
+    hash of each row's seed, the world and the card, so that a row's worlds do not depend on
+    the other rows of the batch (``rng`` may then be None).
     """
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     if obs.ndim == 1:
@@ -129,7 +133,18 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator,
         raise ValueError(f"player must be 0 or 1, got {player!r}")
     _check_observations(obs, rules, episode)
     n = len(obs) * int(worlds)
-    order = np.argsort(rng.random((n, NUM_CARDS)), axis=1)  # a uniform random order of the 52 cards per world
+    if row_seeds is None:
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator (or give row_seeds), got {type(rng).__name__}")
+        keys = rng.random((n, NUM_CARDS))
+    else:
+        row_seeds = np.asarray(row_seeds)
+        if row_seeds.shape != (len(obs),) or row_seeds.dtype != np.uint64:
+            raise ValueError(f"row_seeds must be a uint64 array of shape ({len(obs)},), got {row_seeds.dtype} "
+                             f"{row_seeds.shape}")
+        keys = np.empty((n, NUM_CARDS))
+        _hash_keys(row_seeds, int(worlds), keys)
+    order = np.argsort(keys, axis=1)  # a uniform random order of the 52 cards per world
     s = GameState.empty(n)
     target = rules.target_score if episode == "game" else 0
     _determinize_kernel(obs, int(worlds), int(player), order, not rules.discard_taken_card, target,
@@ -242,3 +257,27 @@ def _determinize_kernel(obs, worlds, p, order, blocks_taken, target, max_turns, 
                 s_scores[i, who] = int(o[SCORES + off] * target + 0.5)
                 s_hands_won[i, who] = 1 if s_scores[i, who] > 0 else 0
 
+
+
+@njit(cache=True, inline="always")
+def splitmix64(x):
+    """The splitmix64 mixer: a well-spread uint64 hash of a uint64 (counter-based random numbers)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def unit_float(x):
+    """A uint64 hash -> a float in [0, 1) (its top 53 bits)."""
+    return (x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _hash_keys(row_seeds, worlds, out):
+    """out[b * worlds + k, c] = uniform [0, 1) from the hash of (row_seeds[b], k, c)."""
+    for i in range(out.shape[0]):
+        h = splitmix64(row_seeds[i // worlds] ^ splitmix64(np.uint64(i % worlds)))
+        for c in range(NUM_CARDS):
+            out[i, c] = unit_float(splitmix64(h ^ np.uint64(c)))
