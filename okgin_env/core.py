@@ -617,8 +617,8 @@ class VectorGame:
     # (module-level helpers at the end of this file: check_state and friends)
 
     def get_state(self, games=None) -> GameState:
-        """A copy of the state of ``games`` (indices or a bool mask; all games when None)."""
-        return _copy_rows(self.state, self._game_index(games))
+        """A copy of the state of ``games`` (indices, repeats allowed, or a bool mask; all games when None)."""
+        return _copy_rows(self.state, self._game_index(games, distinct=False))
 
     def set_state(self, state: GameState, games=None) -> StepOutput:
         """Restore ``games`` (all when None) from ``state`` (one row per restored game, in order).
@@ -656,7 +656,7 @@ class VectorGame:
         game.set_state(state if copies == 1 else _copy_rows(state, np.repeat(np.arange(n), copies)))
         return game
 
-    def _game_index(self, games) -> np.ndarray:
+    def _game_index(self, games, distinct: bool = True) -> np.ndarray:
         if games is None:
             return self._all.copy()
         arr = np.asarray(games)
@@ -666,9 +666,11 @@ class VectorGame:
             return np.flatnonzero(arr)
         arr = arr.reshape(-1) if arr.ndim == 0 else arr
         if arr.ndim != 1 or arr.dtype.kind not in "iu" or len(arr) == 0 or (arr < 0).any() \
-                or (arr >= self.num_games).any() or len(np.unique(arr)) != len(arr):
-            raise ValueError(f"games must be distinct game indices 0..{self.num_games - 1} or a bool mask "
-                             f"of shape ({self.num_games},); got {games!r}")
+                or (arr >= self.num_games).any() or (distinct and len(np.unique(arr)) != len(arr)):
+            what = "distinct game indices" if distinct else "game indices"
+            shown = np.array2string(np.asarray(games), threshold=8)
+            raise ValueError(f"games must be {what} 0..{self.num_games - 1} or a bool mask of shape "
+                             f"({self.num_games},); got {shown}")
         return arr.astype(np.int64)
 
 
