@@ -55,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import melds as _melds
 from .cards import HAND_SIZE, NUM_CARDS
 from .core import EPISODES, UPCARD_POS, GameState, Phase
 from .observation import (CANNOT_DISCARD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT, OBS_SIZE, OPP_DECLINED,
@@ -104,7 +105,8 @@ def _check_observations(obs: np.ndarray, rules: Rules, episode: str) -> None:
 
 
 def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator | None, rules: Rules | None = None,
-                episode: str | None = None, player: int = 0, row_seeds: np.ndarray | None = None) -> GameState:
+                episode: str | None = None, player: int = 0, row_seeds: np.ndarray | None = None,
+                opponent_draws: int | np.ndarray = 0) -> GameState:
     """``worlds`` sampled full states for each observation (B, OBS_SIZE) of the player to move.
 
     Row ``b * worlds + k`` of the result is world ``k`` of observation ``b``; the observing
@@ -116,6 +118,12 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator 
     The randomness comes from ``rng``, or, when ``row_seeds`` ((B,) uint64) is given, from a
     hash of each row's seed, the world and the card, so that a row's worlds do not depend on
     the other rows of the batch (``rng`` may then be None).
+
+    ``opponent_draws`` (an int or one per row, default 0 = the uniform split) is an optional
+    prior that the opponent played to lower its deadwood: its hand is then drawn as ``d`` extra
+    unseen cards on top of the uniform ones, and the ``d`` cards whose removal leaves the least
+    deadwood (never a card known to be there) are dropped back into the stock, whose order
+    stays uniform. The worlds reproduce the observation either way.
     """
     obs = np.ascontiguousarray(observations, dtype=np.float32)
     if obs.ndim == 1:
@@ -145,9 +153,17 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator 
         keys = np.empty((n, NUM_CARDS))
         _hash_keys(row_seeds, int(worlds), keys)
     order = np.argsort(keys, axis=1)  # a uniform random order of the 52 cards per world
+    draws = np.broadcast_to(np.asarray(opponent_draws), (len(obs),))
+    if draws.dtype.kind not in "iu" or (draws < 0).any():
+        raise ValueError(f"opponent_draws must be integers >= 0 (one or one per row), got {opponent_draws!r}")
+    stock_order = order
+    if draws.any():  # a second, independent order for the stock, so dropped cards land anywhere in it
+        fresh = rng.random((n, NUM_CARDS)) if row_seeds is None else _permute_keys(keys)
+        stock_order = np.argsort(fresh, axis=1)
     s = GameState.empty(n)
     target = rules.target_score if episode == "game" else 0
-    _determinize_kernel(obs, int(worlds), int(player), order, not rules.discard_taken_card, target,
+    _determinize_kernel(obs, int(worlds), int(player), order, stock_order, draws.astype(np.int64),
+                        _melds.RUN_DEADWOOD, not rules.discard_taken_card, target,
                         rules.max_turns_per_hand, s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer,
                         s.current_player, s.phase, s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won,
                         s.taken, s.discarded, s.declined)
@@ -155,11 +171,15 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator 
 
 
 @njit(cache=True)
-def _determinize_kernel(obs, worlds, p, order, blocks_taken, target, max_turns, s_deck, s_hands, s_stock_next,
-                        s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card, s_knock_limit, s_turns,
-                        s_scores, s_hands_won, s_taken, s_discarded, s_declined):
+def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, blocks_taken, target, max_turns,
+                        s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
+                        s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined):
     q = 1 - p
     rest = np.empty(NUM_CARDS, np.int64)  # the non-stock cards, upcard first
+    ms = np.empty(4, np.int64)
+    after = np.empty(NUM_CARDS, np.int64)
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
     for i in range(order.shape[0]):
         o = obs[i // worlds]
         ph = 0
@@ -210,15 +230,26 @@ def _determinize_kernel(obs, worlds, p, order, blocks_taken, target, max_turns, 
         # --- deal the unseen cards: the opponent's hand first, then the stock, in random order
         n_known = n_opp  # cards the opponent took from the pile: each a completed turn of its own
         stock_next = NUM_CARDS - stock
-        j = stock_next
+        extra = draws[i // worlds]
         for t in range(NUM_CARDS):
             c = order[i, t]
-            if s_hands[i, p, c] or s_hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == top:
-                continue
-            if n_opp < HAND_SIZE:
+            if n_opp < HAND_SIZE + extra and not (s_hands[i, p, c] or s_hands[i, q, c] or
+                                                  o[PILE_BURIED + c] > 0.5 or c == top):
                 s_hands[i, q, c] = True
                 n_opp += 1
-            else:
+        n_opp = min(n_opp, HAND_SIZE + extra)
+        for _ in range(n_opp - HAND_SIZE):  # the prior: drop the card that leaves the least deadwood
+            _melds.masks_of_row(s_hands[i, q], ms)
+            _melds.deadwood_after_discard_of_masks(ms, run_dw, after, cand, tmp)
+            drop = -1
+            for c in range(NUM_CARDS):
+                if s_hands[i, q, c] and not s_taken[i, q, c] and (drop < 0 or after[c] < after[drop]):
+                    drop = c
+            s_hands[i, q, drop] = False
+        j = stock_next
+        for t in range(NUM_CARDS):
+            c = stock_order[i, t]
+            if not (s_hands[i, p, c] or s_hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == top):
                 s_deck[i, j] = c
                 j += 1
         # --- the upcard and the rest of the deck (dealt cards: order irrelevant)
@@ -281,3 +312,18 @@ def _hash_keys(row_seeds, worlds, out):
         h = splitmix64(row_seeds[i // worlds] ^ splitmix64(np.uint64(i % worlds)))
         for c in range(NUM_CARDS):
             out[i, c] = unit_float(splitmix64(h ^ np.uint64(c)))
+
+
+def _permute_keys(keys: np.ndarray) -> np.ndarray:
+    """Fresh uniform keys derived from hashed keys (for an order independent of ``keys``' own)."""
+    bits = keys.view(np.uint64)
+    out = np.empty_like(keys)
+    _rehash(bits, out)
+    return out
+
+
+@njit(cache=True)
+def _rehash(bits, out):
+    for i in range(bits.shape[0]):
+        for c in range(bits.shape[1]):
+            out[i, c] = unit_float(splitmix64(bits[i, c] ^ np.uint64(0x5851F42D4C957F2D)))

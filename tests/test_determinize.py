@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from okgin_env import melds
 from okgin_env.core import Phase, VectorGame, check_state, random_legal_actions
 from okgin_env.determinize import determinize
 from okgin_env.observation import OBS_FIELDS
@@ -32,13 +33,14 @@ def _positions(rules: Rules, episode: str, seed: int, games: int = 96, steps: in
     (Rules(max_turns_per_hand=12), "hand"),
     (Rules(target_score=60, game_bonuses=True), "game"),
 ])
-def test_every_world_reproduces_the_observation_and_mask(rules: Rules, episode: str) -> None:
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("draws", [0, 5])
+def test_every_world_reproduces_the_observation_and_mask(rules: Rules, episode: str, draws: int) -> None:
+    rng = np.random.default_rng(draws)
     phases = set()
     for obs, mask, player, phase in _positions(rules, episode, seed=11):
         phases |= set(phase.tolist())
         for p in (0, 1):  # the observer's id in the worlds is free
-            worlds = determinize(obs, WORLDS, rng, rules=rules, episode=episode, player=p)
+            worlds = determinize(obs, WORLDS, rng, rules=rules, episode=episode, player=p, opponent_draws=draws)
             check_state(worlds, rules, episode)
             game = VectorGame.from_state(worlds, rules=rules, episode=episode)
             np.testing.assert_array_equal(game.observe(p), np.repeat(obs, WORLDS, axis=0))
@@ -90,6 +92,22 @@ def test_unseen_cards_are_dealt_uniformly() -> None:
     assert counts.sum() == n
     stat = ((counts - n / big) ** 2 / (n / big)).sum()
     assert stat < _chi2_critical(big - 1), stat
+
+
+def test_the_opponent_prior_lowers_its_deadwood_and_keeps_known_cards() -> None:
+    obs = _midgame_observation()
+    known = obs[OBS_FIELDS["opp_taken"]] > 0.5
+    uniform = determinize(obs[None], 2000, np.random.default_rng(1))
+    prior = determinize(obs[None], 2000, np.random.default_rng(1), opponent_draws=6)
+    assert prior.hands[:, 1, known].all()
+    assert melds.hand_deadwood(prior.hands[:, 1]).mean() < melds.hand_deadwood(uniform.hands[:, 1]).mean() - 15
+    # the stock order stays uniform: the next stock card is any unseen card alike
+    seen = (obs[OBS_FIELDS["own_hand"]] + obs[OBS_FIELDS["discard_top"]] + obs[OBS_FIELDS["pile_buried"]]) > 0.5
+    unseen = ~seen & ~known
+    first = prior.deck[np.arange(2000), prior.stock_next.astype(np.int64)]
+    held = prior.hands[:, 1][:, unseen].mean(axis=0)  # how often each unseen card is in its hand
+    in_stock_first = np.bincount(first, minlength=52)[unseen] / 2000
+    np.testing.assert_allclose(in_stock_first, (1 - held) / (1 - held).sum(), atol=0.02)
 
 
 def test_row_seeds_make_a_rows_worlds_independent_of_the_batch() -> None:
