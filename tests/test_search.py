@@ -34,10 +34,10 @@ def test_registered_spec_and_bad_k() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("episode", ["hand", "game"])
-def test_plays_only_legal_actions_to_the_end(episode: str) -> None:
-    bot = SearchAgent(seed=1, worlds=2)
-    game = VectorGame(24, episode=episode, seed=3, rules=Rules(target_score=30))
+@pytest.mark.parametrize("episode,rollout", [("hand", "expert"), ("game", "simple")])
+def test_plays_only_legal_actions_to_the_end(episode: str, rollout: str) -> None:
+    bot = SearchAgent(seed=1, worlds=2, rollout=rollout)
+    game = VectorGame(8, episode=episode, seed=3, rules=Rules(target_score=30))
     out = game.reset()
     for _ in range(400):
         if (out.terminated | out.truncated).all():
