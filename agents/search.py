@@ -89,9 +89,10 @@ class SearchAgent(Agent):
         for target in np.unique(targets[search]):
             rows = np.flatnonzero(search & (targets == target))
             rules = self.rules if target == 0 else dataclasses.replace(self.rules, target_score=int(target))
-            per_chunk = max(1, self.max_batch // (self.worlds * cand.shape[1]))
-            for start in range(0, len(rows), per_chunk):
-                part = rows[start:start + per_chunk]
+            worlds = (cand[rows] >= 0).sum(axis=1) * self.worlds
+            chunk = (np.cumsum(worlds) - 1) // self.max_batch  # one batch unless it would pass max_batch
+            for c in np.unique(chunk):
+                part = rows[chunk == c]
                 out[part] = self._search(obs[part], cand[part], rules, "game" if target else "hand")
         return out
 

@@ -8,6 +8,7 @@ import pytest
 import agents
 from agents.search import SearchAgent
 from okgin_env.core import Phase, VectorGame, random_legal_actions
+from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 
 
@@ -89,7 +90,7 @@ def test_uses_no_hidden_state() -> None:
 
 def test_rows_without_a_decision_and_bad_options() -> None:
     bot = SearchAgent(seed=0, worlds=2)
-    obs = np.zeros((2, bot_obs_size()), np.float32)
+    obs = np.zeros((2, OBS_SIZE), np.float32)
     assert bot.act(obs, np.zeros((2, 107), bool)).shape == (2,)
     with pytest.raises(ValueError, match="rollout must be one of simple, expert"):
         SearchAgent(rollout="ppo")
@@ -97,6 +98,8 @@ def test_rows_without_a_decision_and_bad_options() -> None:
         bot.act(np.zeros((2, 3), np.float32), np.zeros((2, 107), bool))
 
 
-def bot_obs_size() -> int:
-    from okgin_env.observation import OBS_SIZE
-    return OBS_SIZE
+def test_splitting_a_large_batch_changes_nothing() -> None:
+    _, out = _positions(n=16, steps=20, seed=8)
+    one = SearchAgent(seed=2, worlds=2, rollout="simple").act(out.observation, out.legal_action_mask)
+    split = SearchAgent(seed=2, worlds=2, rollout="simple", max_batch=8).act(out.observation, out.legal_action_mask)
+    np.testing.assert_array_equal(split, one)
