@@ -12,7 +12,8 @@ What is sampled, uniformly
     holds). The opponent's hand is ``opp_taken`` plus a uniformly random subset of the unseen
     cards; the rest of the unseen cards form the stock in uniformly random order. (The true
     posterior is not uniform -- the opponent's choices say something about its hand -- but the
-    observation alone defines no other distribution; see ``docs/search.md``.)
+    observation alone defines no other distribution; see ``docs/search.md``.) The optional
+    ``opponent_draws`` prior replaces the uniform hand by the best ten of a few more unseen cards.
 
 What the observation does not tell, and the value chosen
     Each choice below leaves the player's observation, the legal actions, the stock and both
