@@ -5,8 +5,9 @@
     actions = bot.act(observations, action_masks)  # (B, OBS_SIZE), (B, 107) -> (B,) int64
 
 Importing this package registers the bundled bots with ``okgin_env.agent_specs`` (the one spec
-resolver every script and env uses): ``random``, ``greedy``, ``simple``, ``expert`` and
-``ppo:PATH`` (a checkpoint of the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
+resolver every script and env uses): ``random``, ``greedy``, ``simple``, ``expert``,
+``search[:K]`` (determinized rollouts, K worlds per action) and ``ppo:PATH`` (a checkpoint of
+the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .base import Agent
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .random_agent import RandomAgent
+from .search import SearchAgent, make_search
 from .simple import SimpleAgent
 
 BASELINES = {"random": RandomAgent, "greedy": GreedyAgent, "simple": SimpleAgent, "expert": ExpertAgent}
@@ -33,6 +35,7 @@ def _load_ppo(path: str | None, seed: int | None) -> Agent:
 for _name, _cls in BASELINES.items():
     register_agent(_name, lambda arg, seed, cls=_cls: cls(seed=seed))
 register_agent("ppo", _load_ppo, usage="ppo:PATH")
+register_agent("search", make_search, usage="search[:K]")
 
 SPECS = registered_specs()  #: what ``make`` accepts (as written in messages)
 
@@ -46,4 +49,4 @@ def make(spec: str, seed: int | None = None) -> Agent:
 
 
 __all__ = ["Agent", "BASELINES", "SPECS", "make", "agent_name", "RandomAgent", "GreedyAgent", "SimpleAgent",
-           "ExpertAgent"]
+           "ExpertAgent", "SearchAgent"]
