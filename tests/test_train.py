@@ -41,6 +41,7 @@ def only_run_dir(root) -> str:
     return runs[0]
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path):
     proc = run_train(TINY + ["--set", f"run_dir={tmp_path / 'runs'}"], tmp_path)
     assert "update 2/2" in proc.stdout and "eval @ step" in proc.stdout
@@ -67,6 +68,7 @@ def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path)
     assert out.legal_action_mask[np.arange(8), actions].all()
 
 
+@pytest.mark.slow
 def test_init_from_starts_a_new_run_from_a_checkpoints_weights(tmp_path):
     run_train(TINY + ["--set", f"run_dir={tmp_path / 'a'}", "--set", "total_timesteps=128"], tmp_path)
     src = os.path.join(only_run_dir(tmp_path / "a"), "checkpoint.pt")
@@ -140,6 +142,7 @@ def test_opponents_may_be_any_agent_spec(tmp_path, monkeypatch):
     assert set(result["eval"]) == {plugin}
 
 
+@pytest.mark.slow
 def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
     """Run A: 3 updates straight. Run B: 2 updates ("killed" after its checkpoint), then --resume
     for the 3rd. The weights after update 3 must be identical."""
@@ -173,6 +176,7 @@ def test_cli_reports_unknown_keys_without_a_traceback(tmp_path):
     assert "unknown config key(s) learning_rat; valid keys:" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes_on_cpu(tmp_path):
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     proc = run_train(TINY + ["--set", f"run_dir={tmp_path / 'runs'}", "--set", "total_timesteps=512"],
