@@ -20,24 +20,13 @@ import okgin_env
 from okgin_env import OBS_SIZE, VectorGame, obs_field
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, knock_action
 from okgin_env.aec import STATE_FIELDS, STATE_SIZE, EnvConfig
-from okgin_env.cards import card_text, cards_of, parse_card, parse_cards
+from okgin_env.cards import card_text, cards_of, deck_from, parse_card
 from okgin_env.rules import Rules
-
-
-def make_deck(nondealer: str, dealer: str, upcard: str, stock: str = "") -> list[int]:
-    """A 52-card deck: the two hands dealt alternately (non-dealer first), the upcard, the
-    given first stock cards, then every unused card in index order."""
-    hands = parse_cards(nondealer), parse_cards(dealer)
-    fixed = [*hands[0], *hands[1], parse_card(upcard), *parse_cards(stock)]
-    rest = [c for c in range(52) if c not in set(fixed)]
-    deck = [c for pair in zip(*hands) for c in pair] + [parse_card(upcard)] + parse_cards(stock) + rest
-    assert sorted(deck) == list(range(52))
-    return deck
 
 
 # Player 0 (non-dealer) takes the upcard 7h onto 5-6h and knocks with Kc: A-2-3s 5-6-7h 9-9-9
 # and 2d, K = 2. The dealer's junk (no 4s 4h 8h 9h: nothing lays off) has D = 68: 66 points.
-KNOCK_WIN = make_deck("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
+KNOCK_WIN = deck_from("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
 KNOCK_WIN_ACTIONS = [TAKE_DISCARD, knock_action(parse_card("Kc"))]
 
 OPTION_SETS = [

@@ -13,19 +13,12 @@ from gymnasium.utils.env_checker import check_env
 import okgin_env  # noqa: F401  (the import registers okgin/OklahomaGin-v0)
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TAKE_DISCARD, knock_action
-from okgin_env.cards import parse_card, parse_cards
-
-
-def make_deck(nondealer: str, dealer: str, upcard: str) -> list[int]:
-    """Hands dealt alternately (non-dealer first), the upcard, then the unused cards in index order."""
-    hands = parse_cards(nondealer), parse_cards(dealer)
-    fixed = {*hands[0], *hands[1], parse_card(upcard)}
-    return [c for pair in zip(*hands) for c in pair] + [parse_card(upcard)] + [c for c in range(52) if c not in fixed]
+from okgin_env.cards import deck_from, parse_card
 
 
 # The non-dealer (player 0) can take the upcard 7h and knock with Kc: K = 2 against the dealer's
 # D = 68, 66 points (the worked example of test_rules.knock_win_table).
-KNOCK_WIN = make_deck("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
+KNOCK_WIN = deck_from("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
 
 
 class FirstLegal:

@@ -12,21 +12,14 @@ from gymnasium.vector import AutoresetMode
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin_env import NUM_ACTIONS, OBS_SIZE, SingleAgentEnv, random_legal_actions
 from okgin_env.actions import TAKE_DISCARD, knock_action
-from okgin_env.cards import parse_card, parse_cards
+from okgin_env.cards import deck_from, parse_card
 from okgin_env.options import ILLEGAL_REWARD
 from okgin_env.shaping import potential
 from okgin_env.vector import OkginVectorEnv
 
 
-def make_deck(nondealer: str, dealer: str, upcard: str) -> list[int]:
-    """Hands dealt alternately (non-dealer first), the upcard, then the unused cards in index order."""
-    hands = parse_cards(nondealer), parse_cards(dealer)
-    fixed = {*hands[0], *hands[1], parse_card(upcard)}
-    return [c for pair in zip(*hands) for c in pair] + [parse_card(upcard)] + [c for c in range(52) if c not in fixed]
-
-
 # The non-dealer (player 0) takes the upcard 7h and knocks with Kc: 66 points (test_single_agent).
-KNOCK_WIN = make_deck("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
+KNOCK_WIN = deck_from("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")
 
 
 class HashPolicy:
