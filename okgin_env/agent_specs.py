@@ -153,11 +153,27 @@ def agent_name(agent: Any, spec: str | None = None) -> str:
     return spec.strip() if isinstance(spec, str) and spec.strip() else type(agent).__name__
 
 
+class CallableAgent:
+    """A plain ``f(observations, action_masks) -> actions`` as an agent object."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.fn(observations, action_masks)
+
+
 def resolve_agent(agent: Any, seed: int | None = None, what: str = "agent") -> tuple[Any, str]:
-    """An agent object or spec -> (agent, display name); anything else is a clear ``ValueError``."""
+    """An agent object, spec string or plain callable ``f(observations, action_masks)`` ->
+    (agent, display name); anything else is a clear ``ValueError``."""
     if isinstance(agent, str):
         return make_agent(agent, seed=seed), agent.strip()
     if callable(getattr(agent, "act", None)):
         return agent, agent_name(agent)
-    raise ValueError(f"{what} must be an agent spec string (one of {', '.join(registered_specs())}) or an object "
-                     f"with act(observations, action_masks), got {agent!r}")
+    if callable(agent):
+        wrapped = CallableAgent(agent)
+        return wrapped, wrapped.name
+    raise ValueError(f"{what} must be an agent spec string (one of {', '.join(registered_specs())}), an object "
+                     f"with act(observations, action_masks) or a callable f(observations, action_masks) -> actions; "
+                     f"got {agent!r}")

@@ -14,7 +14,8 @@ Render modes        ``"ansi"``, ``"human"`` (text), ``"rgb_array"`` (``okgin_env
 The learner plays one seat (player id ``seat``: 0, 1, or "random" = drawn at every reset);
 the opponent plays the other inside ``step``, so every ``step`` returns at the learner's next
 decision (or the episode's end). The opponent is an agent object with the batched
-``act(observations (B, OBS_SIZE), action_masks (B, 107)) -> (B,)`` surface, or a spec string
+``act(observations (B, OBS_SIZE), action_masks (B, 107)) -> (B,)`` surface, a plain callable
+``f(observations, action_masks) -> actions`` (the vector env takes the same), or a spec string
 resolved by ``okgin_env.agent_specs.make_agent`` ("random", "greedy", "simple", "expert",
 "ppo:PATH", or a user's "module:Attr"); "random" is built in, the other bots are found through
 the ``agents`` package's registration without this module importing it.

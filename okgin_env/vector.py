@@ -56,7 +56,7 @@ or one per game.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -65,7 +65,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
-from .agent_specs import registered_specs, resolve_agent
+from .agent_specs import resolve_agent
 from .core import HandResult, StepOutput, VectorGame
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
@@ -78,29 +78,6 @@ HAND_RESULT_FIELDS = {
     "turn_cap": "truncated_hand", "spade_doubled": "spade_doubled", "points": "points", "scores": "scores",
     "deadwood": "deadwood", "game_over": "game_over", "game_winner": "game_winner",
 }
-
-
-class CallableAgent:
-    """A plain ``f(observations, action_masks) -> actions`` as an agent object."""
-
-    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-        self.fn = fn
-        self.name = getattr(fn, "__name__", type(fn).__name__)
-
-    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return self.fn(observations, action_masks)
-
-
-def resolve_opponent(opponent: Any, seed: int | None = None) -> tuple[Any, str]:
-    """An agent object, spec string or plain callable -> (agent, display name); else ``ValueError``."""
-    if isinstance(opponent, str) or callable(getattr(opponent, "act", None)):
-        return resolve_agent(opponent, seed=seed, what="opponent")
-    if callable(opponent):
-        agent = CallableAgent(opponent)
-        return agent, agent.name
-    raise ValueError(f"opponent must be an agent spec string (one of {', '.join(registered_specs())}), an object "
-                     f"with act(observations, action_masks) or a callable f(observations, action_masks) -> actions; "
-                     f"got {opponent!r}")
 
 
 class HandLog:
@@ -214,7 +191,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def set_opponent(self, opponent: Any, seed: int | None = None) -> None:
         """Play against ``opponent`` from the next step on (agent object, spec string or callable;
         ``seed`` seeds a spec-built agent; ``reset(seed=...)`` reseeds its ``rng`` in any case)."""
-        self.opponent, self.opponent_name = resolve_opponent(opponent, seed=seed)
+        self.opponent, self.opponent_name = resolve_agent(opponent, seed=seed, what="opponent")
 
     # ------------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

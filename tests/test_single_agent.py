@@ -215,6 +215,12 @@ def test_opponent_specs_resolve_through_agents_make():
         SingleAgentEnv(opponent=object())
 
 
+def test_a_plain_callable_is_an_opponent_as_in_the_vector_env():
+    env = SingleAgentEnv(opponent=lambda obs, mask: FirstLegal().act(obs, mask), seat=1)
+    obs, info = env.reset(seed=0)
+    assert env.opponent_name == "<lambda>" and info["seat"] == 1 and info["action_mask"].any()
+
+
 def test_illegal_action_errors():
     env = SingleAgentEnv(opponent=FirstLegal(), seat=0, illegal_action="raise")
     env.reset(options={"deck": KNOCK_WIN, "dealer": 1})
