@@ -844,7 +844,7 @@ def main(argv: list[str] | None = None) -> dict:
                 obs_t = torch.from_numpy(net_in).to(device)
                 mask_t = torch.from_numpy(next_mask[envs]).to(device)
                 with torch.inference_mode():
-                    action, logprob, _, value = network.get_action_and_value(obs_t, mask_t)
+                    action, logprob, _, value = network.get_action_and_value(obs_t, mask_t, entropy=False)
                 a_np = action.cpu().numpy()
                 actions[envs] = a_np
                 phi = potential(next_obs[envs], args.deadwood_shaping, args.reward_scale) \

@@ -55,7 +55,7 @@ def test_entropy_is_over_legal_actions_only():
     mask[0, :2] = True
     mask[1, :11] = True
     mask[2, 104] = True
-    ent = masked_entropy(masked_log_probs(logits, mask), mask)
+    ent = masked_entropy(masked_log_probs(logits, mask))
     np.testing.assert_allclose(ent.numpy(), [math.log(2), math.log(11), 0.0], atol=1e-6)
     assert torch.isfinite(ent).all()
 
