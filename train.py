@@ -53,8 +53,9 @@ from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
-from trainer.checkpoint import game_state_dict, load_game_state, move_aside
+from trainer.checkpoint import move_aside
 from trainer.pool import Opponents
+from trainer.resume import RESUME_OVERRIDABLE, restore, resume_config, train_state
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
@@ -334,14 +335,7 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     if ns.resume:
         if ns.config:
             raise ValueError("--resume continues a run with its own config; do not pass --config with it")
-        ckpt = load_checkpoint(ns.resume)
-        if "train_state" not in ckpt:
-            raise ValueError(f"{ns.resume} is an exported agent without training state; cannot resume it")
-        changed = sorted(set(overrides) - set(RESUME_OVERRIDABLE))
-        if changed:
-            raise ValueError(f"--resume keeps the run's config; only {', '.join(RESUME_OVERRIDABLE)} may be "
-                             f"changed (got {', '.join(changed)})")
-        return args_from_dict({**ckpt["args"], **overrides}), ns.resume
+        return args_from_dict(resume_config(ns.resume, overrides)), ns.resume
     path = ns.config or DEFAULT_CONFIG
     try:
         with open(path, encoding="utf-8") as f:
@@ -355,9 +349,6 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     return args_from_dict({**cfg, **overrides}), None
-
-
-RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
 
 
 # ---------------------------------------------------------------- per-player storage
@@ -741,33 +732,12 @@ def main(argv: list[str] | None = None) -> dict:
     next_obs, next_mask, next_player = out.observation, out.legal_action_mask, out.current_player.astype(np.int64)
 
     if resume_path:
-        ckpt = load_checkpoint(resume_path, map_location=device)
-        ts = ckpt["train_state"]
-        elapsed_before = float(ts.get("elapsed", 0.0)) - (time.time() - run_start)  # continue the wall clock
-        network.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
-        best_metric = float(ts["best_metric"])
-        last_eval = ckpt.get("eval", {})
-        opponents.load_pool(ts)
-        if rank == 0 and ts["world_size"] == world_size:
-            load_game_state(game, ts["game"])
-            storage.load_state_dict(ts["storage"])
-            opponents.load_state_dict(ts)
-            ep_points[:] = ts["ep_points"].numpy()
-            next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
-            next_player = ts["next_player"].numpy().copy()
-            torch.set_rng_state(ts["torch_rng"])
-            shuffle_rng.bit_generator.state = ts["shuffle_rng"]
-        else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
-            game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
-                              seed=[args.seed, rank, start_iteration])
-            out = game.reset()
-            opponents.rng = np.random.default_rng([args.seed, rank, start_iteration])
-            opponents.assign(np.arange(args.num_envs))
-            next_obs, next_mask = out.observation, out.legal_action_mask
-            next_player = out.current_player.astype(np.int64)
-            torch.manual_seed(args.seed + 1000 * rank + start_iteration)
+        r = restore(load_checkpoint(resume_path, map_location=device), args=args, rules=rules, rank=rank,
+                    world_size=world_size, network=network, optimizer=optimizer, game=game, storage=storage,
+                    opponents=opponents, ep_points=ep_points, shuffle_rng=shuffle_rng)
+        game, next_obs, next_mask, next_player = r.game, r.next_obs, r.next_mask, r.next_player
+        global_step, start_iteration, best_metric, last_eval = r.global_step, r.start_iteration, r.best_metric, r.last_eval
+        elapsed_before = r.elapsed - (time.time() - run_start)  # continue the wall clock
 
     writer = None
     if is_main:
@@ -780,13 +750,9 @@ def main(argv: list[str] | None = None) -> dict:
               f"device {device}, opponents {args.opponent_mix}", flush=True)
 
     def checkpoint_dict(iteration: int) -> dict:
-        ts = {
-            "world_size": world_size, "best_metric": best_metric,
-            "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
-            "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
-            "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
-            "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed(), **opponents.state_dict(),
-        }
+        ts = train_state(world_size=world_size, best_metric=best_metric, elapsed=elapsed(), game=game, storage=storage,
+                         opponents=opponents, ep_points=ep_points, next_obs=next_obs, next_mask=next_mask,
+                         next_player=next_player, shuffle_rng=shuffle_rng)
         return {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
             "features_version": FEATURES_VERSION,
