@@ -21,7 +21,8 @@ Two players take turns, so the usual one-agent PPO bookkeeping does not fit as i
   ``ppo:PATH``, ``module:Attr``), in the proportions of ``opponent_mix``. Snapshots join the pool
   every ``snapshot_every`` updates, or early when the learner beats the pool by ``snapshot_margin``.
 * Runs are never lost (``trainer/checkpoint.py``): a fixed ``run_name`` whose directory holds an
-  earlier run moves that run aside; checkpoints are written atomically. See docs/training.md.
+  earlier run moves that run aside; checkpoints are written atomically, and ``--resume`` continues
+  one exactly (``trainer/resume.py``). See docs/training.md.
 * Every ``eval_every`` updates the greedy policy plays ``eval_opponents`` on fixed duplicate deals
   (``evaluate.play_match``); ``best.pt`` keeps the best checkpoint.
 """
@@ -45,17 +46,17 @@ import torch.nn as nn
 import torch.optim as optim
 import yaml
 
-from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, FEATURES_VERSION, ActorCritic, PPOAgent, input_size,
-                        load_checkpoint, load_widened, network_input, save_checkpoint)
+from agents.ppo import (FEATURES, ActorCritic, PPOAgent, input_size, load_checkpoint, load_widened, network_input,
+                        save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
 from trainer.checkpoint import move_aside
 from trainer.pool import Opponents
-from trainer.resume import RESUME_OVERRIDABLE, restore, resume_config, train_state
+from trainer.resume import RESUME_OVERRIDABLE, restore, resume_config, training_checkpoint
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
@@ -629,15 +630,21 @@ def short_name(spec: str) -> str:
     return os.path.basename(spec) if spec.startswith("ppo:") else spec
 
 
-# ========================================================================== main
-def main(argv: list[str] | None = None) -> dict:
-    args, resume_path = parse_cli(argv)
-    rules = Rules.from_dict(args.rules)
-    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
-    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
-    log = lambda line: print(line, flush=True)  # noqa: E731
+def report_eval(results: dict[str, dict], writer, global_step: int, seconds: int, took: float, log) -> None:
+    """Evaluation results to TensorBoard, against steps (eval/*) and against the run's wall time ``seconds``
+    (eval_time/*, warm start included), and as one log line."""
+    for spec, r in results.items():
+        for key in ("win_rate", "points_per_hand"):
+            writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
+            writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
+    line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in results.items())
+    log(f"eval @ step {global_step:,}, {seconds}s ({took:.0f}s): {line}")
 
-    # distributed setup (torchrun sets RANK / WORLD_SIZE / LOCAL_RANK)
+
+# ========================================================================== main
+def init_process(args: Args) -> tuple[int, int, torch.device]:
+    """(rank, world_size, device) of this process, with the process group joined under torchrun (which
+    sets RANK / WORLD_SIZE / LOCAL_RANK); resolves ``args.device`` auto and sets torch's thread count."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -648,19 +655,37 @@ def main(argv: list[str] | None = None) -> dict:
     device = torch.device(f"cuda:{local_rank}" if args.device == "cuda" and world_size > 1 else args.device)
     if world_size > 1:
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    is_main = rank == 0
     if args.num_threads:
         torch.set_num_threads(args.num_threads)
+    return rank, world_size, device
 
-    steps_per_iteration = args.num_envs * args.num_steps * world_size
-    num_iterations = max(1, args.total_timesteps // steps_per_iteration)
-    run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
-    run_path = os.path.dirname(os.path.abspath(resume_path)) if resume_path else os.path.join(args.run_dir, run_name)
-    if not resume_path and is_main:  # never lose a run: an earlier run there is moved aside, not replaced
+
+def run_directory(args: Args, resume_path: str | None, is_main: bool) -> str:
+    """The run's directory: the resumed checkpoint's, else ``run_dir/run_name``. Never lose a run: rank 0
+    moves an earlier run found there aside (``trainer.checkpoint.move_aside``) and says where it went."""
+    if resume_path:
+        return os.path.dirname(os.path.abspath(resume_path))
+    run_path = os.path.join(args.run_dir, args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}")
+    if is_main:
         moved = move_aside(run_path)
         if moved:
             print(f"{run_path} held an earlier run: moved it to {moved} (continue it with "
                   f"--resume {os.path.join(moved, 'checkpoint.pt')})", flush=True)
+    return run_path
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args, resume_path = parse_cli(argv)
+    rules = Rules.from_dict(args.rules)
+    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
+    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
+    log = lambda line: print(line, flush=True)  # noqa: E731
+
+    rank, world_size, device = init_process(args)
+    is_main = rank == 0
+    steps_per_iteration = args.num_envs * args.num_steps * world_size
+    num_iterations = max(1, args.total_timesteps // steps_per_iteration)
+    run_path = run_directory(args, resume_path, is_main)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed + rank)
@@ -720,35 +745,22 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"run {run_path}: {num_iterations} updates x {steps_per_iteration:,} steps, {world_size} process(es), "
               f"device {device}, opponents {args.opponent_mix}", flush=True)
 
-    def checkpoint_dict(iteration: int) -> dict:
-        ts = train_state(world_size=world_size, best_metric=best_metric, elapsed=elapsed(), game=game, storage=storage,
-                         opponents=opponents, ep_points=ep_points, next_obs=next_obs, next_mask=next_mask,
-                         next_player=next_player, shuffle_rng=shuffle_rng)
-        return {
-            "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
-            "features_version": FEATURES_VERSION,
-            "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
-            "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": asdict(args),
-            "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
-            "train_state": ts,
-        }
+    def checkpoint_dict(iteration: int) -> dict:  # the run after this update, resumable
+        return training_checkpoint(
+            network=network, optimizer=optimizer, config=asdict(args), rules=rules, global_step=global_step,
+            iteration=iteration, last_eval=last_eval, world_size=world_size, best_metric=best_metric, elapsed=elapsed(),
+            game=game, storage=storage, opponents=opponents, ep_points=ep_points, next_obs=next_obs, next_mask=next_mask,
+            next_player=next_player, shuffle_rng=shuffle_rng)
 
-    def run_eval(iteration: int) -> None:
+    def run_eval(iteration: int) -> None:  # a new best result is saved as best.pt
         nonlocal best_metric, last_eval
         t0 = time.time()
         last_eval = evaluate_policy(network, args, rules, device)
-        seconds = int(elapsed())  # the same curves against wall time (warm start included): eval_time/*
-        for spec, r in last_eval.items():
-            for key in ("win_rate", "points_per_hand"):
-                writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
-                writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
+        report_eval(last_eval, writer, global_step, int(elapsed()), time.time() - t0, log)
         metric = last_eval[args.best_metric_opponent]["points_per_hand"]
-        line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in last_eval.items())
-        log(f"eval @ step {global_step:,}, {seconds}s ({time.time() - t0:.0f}s): {line}")
         if metric > best_metric:
             best_metric = metric
             save_checkpoint(os.path.join(run_path, "best.pt"), checkpoint_dict(iteration))
-
 
     bar = None
     if is_main and (sys.stderr.isatty() if args.progress_bar is None else args.progress_bar):

@@ -1,6 +1,6 @@
-"""Resuming a killed run: its config (``resume_config``), what a checkpoint holds beyond the
-weights (``train_state``) and putting that back (``restore``), so the resumed run continues exactly
-where the uninterrupted one would be.
+"""Resuming a killed run: its config (``resume_config``), its checkpoint (``training_checkpoint``:
+the weights and everything else the run needs) and putting that back (``restore``), so the resumed
+run continues exactly where the uninterrupted one would be.
 
 Only rank 0's games are saved. Other ranks, and every rank of a run resumed with a different
 number of processes, re-derive their games from (seed, rank, iteration) instead.
@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from agents.ppo import load_checkpoint
+from agents.ppo import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES_VERSION, load_checkpoint
+from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
 from trainer.checkpoint import game_state_dict, load_game_state
 from trainer.pool import Opponents
@@ -39,17 +41,29 @@ def resume_config(path: str, overrides: dict) -> dict:
     return {**ckpt["args"], **overrides}
 
 
-def train_state(*, world_size: int, best_metric: float, elapsed: float, game: VectorGame, storage,
-                opponents: Opponents, ep_points: np.ndarray, next_obs: np.ndarray, next_mask: np.ndarray,
-                next_player: np.ndarray, shuffle_rng: np.random.Generator) -> dict:
-    """A checkpoint's ``train_state``: the games in flight, their pending decisions and every RNG
-    (tensors and plain values, ``weights_only`` loadable). ``storage`` is train.py's TurnStorage."""
-    return {
+def training_checkpoint(*, network: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict, rules: Rules,
+                        global_step: int, iteration: int, last_eval: dict, world_size: int, best_metric: float,
+                        elapsed: float, game: VectorGame, storage, opponents: Opponents, ep_points: np.ndarray,
+                        next_obs: np.ndarray, next_mask: np.ndarray, next_player: np.ndarray,
+                        shuffle_rng: np.random.Generator) -> dict:
+    """The checkpoint of a run after update ``iteration``: an agent checkpoint (``agents.ppo`` format:
+    weights, config, rules) plus what ``restore`` needs to continue the run: the optimizer and, under
+    ``train_state``, the games in flight, their pending decisions and every RNG (tensors and plain
+    values, ``weights_only`` loadable). ``config`` is ``asdict(args)``; ``storage`` is train.py's TurnStorage."""
+    ts = {
         "world_size": world_size, "best_metric": best_metric,
         "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
         "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
         "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
         "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed, **opponents.state_dict(),
+    }
+    return {
+        "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
+        "features_version": FEATURES_VERSION,
+        "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
+        "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": config,
+        "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
+        "train_state": ts,
     }
 
 
