@@ -21,7 +21,8 @@ Two players take turns, so the usual one-agent PPO bookkeeping does not fit as i
   ``ppo:PATH``, ``module:Attr``), in the proportions of ``opponent_mix``. Snapshots join the pool
   every ``snapshot_every`` updates, or early when the learner beats the pool by ``snapshot_margin``.
 * Runs are never lost (``trainer/checkpoint.py``): a fixed ``run_name`` whose directory holds an
-  earlier run moves that run aside; checkpoints are written atomically. See docs/training.md.
+  earlier run moves that run aside; checkpoints are written atomically, and ``--resume`` continues
+  one exactly (``trainer/resume.py``). See docs/training.md.
 * Every ``eval_every`` updates the greedy policy plays ``eval_opponents`` on fixed duplicate deals
   (``evaluate.play_match``); ``best.pt`` keeps the best checkpoint.
 """
@@ -29,7 +30,7 @@ Two players take turns, so the usual one-agent PPO bookkeeping does not fit as i
 from __future__ import annotations
 
 import argparse
-import ast
+import copy
 import math
 import os
 import random
@@ -45,162 +46,135 @@ import torch.nn as nn
 import torch.optim as optim
 import yaml
 
-from agents.ppo import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES, FEATURES_VERSION, ActorCritic, PPOAgent, input_size,
-                        load_checkpoint, load_widened, network_input, save_checkpoint)
+from agents.ppo import (FEATURES, ActorCritic, PPOAgent, input_size, load_checkpoint, load_widened, network_input,
+                        save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
-from trainer.checkpoint import game_state_dict, load_game_state, move_aside
+from trainer.checkpoint import move_aside
 from trainer.pool import Opponents
+from trainer.resume import RESUME_OVERRIDABLE, restore, resume_config, training_checkpoint
 
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
 
 
+def arg(default, help: str):
+    """A config key of ``Args``: its default and its help text (``--help``, TensorBoard's config table).
+    A list or dict default is copied for each ``Args``, so no two configs share it."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: copy.deepcopy(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class Args:
+    """Every config key: a field declared with ``arg(default, help)``."""
+
     # ---------------------------------------------------------------- experiment
-    exp_name: str = "okgin_ppo"
-    """the name of this experiment (TensorBoard run names, and the run directory unless run_name is set)"""
-    seed: int = 1
-    """seed of the experiment (games, opponents, network init, sampling); rank r uses seed + r for its games"""
-    torch_deterministic: bool = True
-    """if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)"""
-    device: str = "auto"
-    """where the network runs: cpu, cuda or auto (cuda if available)"""
-    num_threads: int = 1
-    """torch intra-op threads (0: torch's default, one per core). 1 is fastest on a small machine: the numba
-    kernels (game, features, bots) run between the network's calls anyway, and more threads than free cores
-    collapse throughput (about 10x slower on 2 cores next to one busy process); try 2-4 on a quiet big machine"""
-    run_dir: str = "runs"
-    """directory for TensorBoard events and checkpoints"""
-    run_name: str = ""
-    """name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); with a fixed name the
-    directory always holds the newest run: an earlier run found there is moved aside to <name>-<time of its last write>"""
-    log_every: int = 10
-    """print a progress line every this many updates"""
-    progress_bar: typing.Optional[bool] = None
-    """a tqdm progress bar (steps, SPS, ETA, latest evaluation) instead of progress lines; null: when stderr is a terminal"""
+    exp_name: str = arg("okgin_ppo",
+        "the name of this experiment (TensorBoard run names, and the run directory unless run_name is set)")
+    seed: int = arg(1,
+        "seed of the experiment (games, opponents, network init, sampling); rank r uses seed + r for its games")
+    torch_deterministic: bool = arg(True,
+        "if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)")
+    device: str = arg("auto", "where the network runs: cpu, cuda or auto (cuda if available)")
+    num_threads: int = arg(1,
+        "torch intra-op threads (0: torch's default, one per core). 1 is fastest on a small machine: the numba "
+        "kernels (game, features, bots) run between the network's calls anyway, and more threads than free cores "
+        "collapse throughput (about 10x slower on 2 cores next to one busy process); try 2-4 on a quiet big machine")
+    run_dir: str = arg("runs", "directory for TensorBoard events and checkpoints")
+    run_name: str = arg("",
+        "name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); with a "
+        "fixed name the directory always holds the newest run: an earlier run found there is moved "
+        "aside to <name>-<time of its last write>")
+    log_every: int = arg(10, "print a progress line every this many updates")
+    progress_bar: typing.Optional[bool] = arg(None,
+        "a tqdm progress bar (steps, SPS, ETA, latest evaluation) instead of progress lines; null: "
+        "when stderr is a terminal")
 
     # ---------------------------------------------------------------------- game
-    rules: dict = field(default_factory=dict)
-    """rule options of the training games (okgin_env.Rules keys; {} = Oklahoma defaults)"""
-    episode: str = "hand"
-    """episode unit: hand (one hand per episode; points per hand) or game (to target_score)"""
+    rules: dict = arg({}, "rule options of the training games (okgin_env.Rules keys; {} = Oklahoma defaults)")
+    episode: str = arg("hand", "episode unit: hand (one hand per episode; points per hand) or game (to target_score)")
 
     # ----------------------------------------------------------------- algorithm
-    total_timesteps: int = 3_000_000
-    """total env steps (decisions of both players, all processes) of the run"""
-    learning_rate: float = 2.5e-4
-    """the learning rate of the optimizer"""
-    num_envs: int = 256
-    """the number of parallel games per process"""
-    num_steps: int = 64
-    """env steps per game per rollout (about half are the learner's decisions against a bot)"""
-    anneal_lr: bool = True
-    """toggle learning rate annealing (linear to 0 over the run)"""
-    gamma: float = 1.0
-    """the discount factor gamma (per decision of the same player)"""
-    gae_lambda: float = 0.95
-    """the lambda for the general advantage estimation"""
-    num_minibatches: int = 4
-    """the number of mini-batches per epoch"""
-    update_epochs: int = 4
-    """the K epochs to update the policy"""
-    norm_adv: bool = True
-    """toggles advantages normalization (per minibatch)"""
-    clip_coef: float = 0.2
-    """the surrogate clipping coefficient"""
-    clip_vloss: bool = True
-    """toggles whether or not to use a clipped loss for the value function, as per the paper"""
-    ent_coef: float = 0.01
-    """coefficient of the entropy (over legal actions)"""
-    vf_coef: float = 0.5
-    """coefficient of the value function"""
-    max_grad_norm: float = 0.5
-    """the maximum norm for the gradient clipping"""
-    target_kl: typing.Optional[float] = None
-    """stop the epochs of an update early when approx_kl exceeds this (null: never)"""
-    reward_scale: float = 0.02
-    """rewards (hand points, zero-sum) are multiplied by this before GAE"""
-    deadwood_shaping: float = 0.5
-    """potential-based shaping: phi(s) = -deadwood_shaping * (the player's best deadwood at its decision), in points
-    (times reward_scale); it telescopes along each player's chain, so it speeds learning without changing the optimum (0: off)"""
+    total_timesteps: int = arg(3_000_000, "total env steps (decisions of both players, all processes) of the run")
+    learning_rate: float = arg(2.5e-4, "the learning rate of the optimizer")
+    num_envs: int = arg(256, "the number of parallel games per process")
+    num_steps: int = arg(64, "env steps per game per rollout (about half are the learner's decisions against a bot)")
+    anneal_lr: bool = arg(True, "toggle learning rate annealing (linear to 0 over the run)")
+    gamma: float = arg(1.0, "the discount factor gamma (per decision of the same player)")
+    gae_lambda: float = arg(0.95, "the lambda for the general advantage estimation")
+    num_minibatches: int = arg(4, "the number of mini-batches per epoch")
+    update_epochs: int = arg(4, "the K epochs to update the policy")
+    norm_adv: bool = arg(True, "toggles advantages normalization (per minibatch)")
+    clip_coef: float = arg(0.2, "the surrogate clipping coefficient")
+    clip_vloss: bool = arg(True,
+        "toggles whether or not to use a clipped loss for the value function, as per the paper")
+    ent_coef: float = arg(0.01, "coefficient of the entropy (over legal actions)")
+    vf_coef: float = arg(0.5, "coefficient of the value function")
+    max_grad_norm: float = arg(0.5, "the maximum norm for the gradient clipping")
+    target_kl: typing.Optional[float] = arg(None,
+        "stop the epochs of an update early when approx_kl exceeds this (null: never)")
+    reward_scale: float = arg(0.02, "rewards (hand points, zero-sum) are multiplied by this before GAE")
+    deadwood_shaping: float = arg(0.5,
+        "potential-based shaping: phi(s) = -deadwood_shaping * (the player's best deadwood at its "
+        "decision), in points (times reward_scale); it telescopes along each player's chain, so it "
+        "speeds learning without changing the optimum (0: off)")
 
     # ------------------------------------------------------------------- network
-    hidden_sizes: typing.List[int] = field(default_factory=lambda: [256, 256])
-    """widths of the MLP's hidden layers"""
-    activation: str = "relu"
-    """activation of the hidden layers: relu, tanh or gelu"""
-    shared_trunk: bool = True
-    """actor and critic share the MLP body (two heads); false: separate bodies as in CleanRL"""
-    mask_input: bool = True
-    """append the legal-action mask to the network's input (it then sees exactly when it may knock)"""
-    features: str = "raw"
-    """network input: raw (the observation), meld (plus meld features computed from it, agents.ppo.meld_features)
-    or outs (plus the expert's reading of the table: outs, danger, the opponent's likely cards,
-    agents.expert.outs_features); init_from may start an outs network from a meld one"""
+    hidden_sizes: typing.List[int] = arg([256, 256], "widths of the MLP's hidden layers")
+    activation: str = arg("relu", "activation of the hidden layers: relu, tanh or gelu")
+    shared_trunk: bool = arg(True,
+        "actor and critic share the MLP body (two heads); false: separate bodies as in CleanRL")
+    mask_input: bool = arg(True,
+        "append the legal-action mask to the network's input (it then sees exactly when it may knock)")
+    features: str = arg("raw",
+        "network input: raw (the observation), meld (plus meld features computed from it, agents.ppo.meld_features) "
+        "or outs (plus the expert's reading of the table: outs, danger, the opponent's likely cards, "
+        "agents.expert.outs_features); init_from may start an outs network from a meld one")
 
     # ------------------------------------------------------------ starting point
-    init_from: str = ""
-    """start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune"""
-    bc_agent: str = ""
-    """before PPO, imitate this agent (any agent spec, e.g. expert) playing itself; '' = start from random weights"""
-    bc_decisions: int = 1_000_000
-    """decisions of bc_agent self-play to imitate"""
-    bc_epochs: int = 4
-    """epochs over the imitation data"""
-    bc_minibatch_size: int = 4096
-    """minibatch size of the imitation updates"""
-    bc_learning_rate: float = 1e-3
-    """learning rate of the imitation updates (the critic learns the bot's returns meanwhile)"""
-    bc_anneal_lr: bool = False
-    """anneal the imitation learning rate linearly to 0 over its updates (a closer fit in few epochs)"""
+    init_from: str = arg("",
+        "start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune")
+    bc_agent: str = arg("",
+        "before PPO, imitate this agent (any agent spec, e.g. expert) playing itself; '' = start from random weights")
+    bc_decisions: int = arg(1_000_000, "decisions of bc_agent self-play to imitate")
+    bc_epochs: int = arg(4, "epochs over the imitation data")
+    bc_minibatch_size: int = arg(4096, "minibatch size of the imitation updates")
+    bc_learning_rate: float = arg(1e-3,
+        "learning rate of the imitation updates (the critic learns the bot's returns meanwhile)")
+    bc_anneal_lr: bool = arg(False,
+        "anneal the imitation learning rate linearly to 0 over its updates (a closer fit in few epochs)")
 
     # ----------------------------------------------------------------- opponents
-    opponent_mix: typing.Dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "random": 0.2})
-    """share of games per opponent: self (both seats the learner), snapshot (a frozen past learner from the pool),
-    or any agent spec (random, greedy, simple, expert, ppo:PATH, module:Attr, ...; see okgin_env.agent_specs);
-    normalised; snapshot falls back to self while the pool is empty"""
-    pool_size: int = 8
-    """the most snapshots kept in the pool (oldest dropped first)"""
-    snapshot_every: int = 20
-    """add the learner to the pool every this many updates (0: never on schedule)"""
-    snapshot_margin: float = 5.0
-    """also add a snapshot when the learner scores at least this many points per hand against the pool (0: off)"""
-    snapshot_min_hands: int = 2000
-    """hands against the pool needed before snapshot_margin is judged"""
+    opponent_mix: typing.Dict[str, float] = arg({"self": 0.5, "snapshot": 0.3, "random": 0.2},
+        "share of games per opponent: self (both seats the learner), snapshot (a frozen past learner "
+        "from the pool), or any agent spec (random, greedy, simple, expert, ppo:PATH, module:Attr, ...; "
+        "see okgin_env.agent_specs); normalised; snapshot falls back to self while the pool is empty")
+    pool_size: int = arg(8, "the most snapshots kept in the pool (oldest dropped first)")
+    snapshot_every: int = arg(20, "add the learner to the pool every this many updates (0: never on schedule)")
+    snapshot_margin: float = arg(5.0,
+        "also add a snapshot when the learner scores at least this many points per hand against the pool (0: off)")
+    snapshot_min_hands: int = arg(2000, "hands against the pool needed before snapshot_margin is judged")
 
     # ------------------------------------------------------ evaluation, checkpoints
-    eval_every: int = 25
-    """evaluate every this many updates (and at the end; 0: only at the end)"""
-    eval_hands: int = 2000
-    """hands per evaluation match (duplicate: each deal played from both seats)"""
-    eval_opponents: typing.List[str] = field(default_factory=lambda: ["random", "simple", "expert"])
-    """agent specs (as opponent_mix) the greedy policy is evaluated against"""
-    eval_seed: int = 12345
-    """seed of the fixed evaluation deals"""
-    best_metric_opponent: str = "expert"
-    """eval opponent whose points per hand selects best.pt (must be in eval_opponents)"""
-    checkpoint_every: int = 25
-    """save checkpoint.pt every this many updates (and at the end)"""
+    eval_every: int = arg(25, "evaluate every this many updates (and at the end; 0: only at the end)")
+    eval_hands: int = arg(2000, "hands per evaluation match (duplicate: each deal played from both seats)")
+    eval_opponents: typing.List[str] = arg(["random", "simple", "expert"],
+        "agent specs (as opponent_mix) the greedy policy is evaluated against")
+    eval_seed: int = arg(12345, "seed of the fixed evaluation deals")
+    best_metric_opponent: str = arg("expert",
+        "eval opponent whose points per hand selects best.pt (must be in eval_opponents)")
+    checkpoint_every: int = arg(25, "save checkpoint.pt every this many updates (and at the end)")
 
 
 # ----------------------------------------------------------------------- config
-def _field_docs() -> dict[str, str]:
-    """Field name -> the docstring under it (from this file's source, as tyro does)."""
-    tree = ast.parse(open(__file__, encoding="utf-8").read())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Args")
-    docs, prev = {}, None
-    for node in cls.body:
-        if isinstance(node, ast.AnnAssign):
-            prev = node.target.id
-        elif prev and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            docs[prev] = " ".join(str(node.value.value).split())
-            prev = None
-    return docs
+def key_help() -> dict[str, str]:
+    """Config key -> its help text, for every field of ``Args``."""
+    return {f.name: f.metadata["help"] for f in fields(Args)}
 
 
 def _check_type(key: str, value, tp):
@@ -303,10 +277,9 @@ def validate_args(args: Args) -> None:
 
 def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     """(args, resume path) from the command line; configs are YAML files whose keys are Args fields."""
-    docs = _field_docs()
+    defaults = Args()
     epilog = "config keys (YAML keys of --config, and --set key=value):\n" + "\n".join(
-        f"  {f.name} (default {getattr(Args(), f.name)!r}): {docs.get(f.name, '')}"
-        for f in fields(Args))
+        f"  {key} (default {getattr(defaults, key)!r}): {text}" for key, text in key_help().items())
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, help=f"YAML config (default: {os.path.relpath(DEFAULT_CONFIG)})")
@@ -334,14 +307,7 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     if ns.resume:
         if ns.config:
             raise ValueError("--resume continues a run with its own config; do not pass --config with it")
-        ckpt = load_checkpoint(ns.resume)
-        if "train_state" not in ckpt:
-            raise ValueError(f"{ns.resume} is an exported agent without training state; cannot resume it")
-        changed = sorted(set(overrides) - set(RESUME_OVERRIDABLE))
-        if changed:
-            raise ValueError(f"--resume keeps the run's config; only {', '.join(RESUME_OVERRIDABLE)} may be "
-                             f"changed (got {', '.join(changed)})")
-        return args_from_dict({**ckpt["args"], **overrides}), ns.resume
+        return args_from_dict(resume_config(ns.resume, overrides)), ns.resume
     path = ns.config or DEFAULT_CONFIG
     try:
         with open(path, encoding="utf-8") as f:
@@ -355,9 +321,6 @@ def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     return args_from_dict({**cfg, **overrides}), None
-
-
-RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
 
 
 # ---------------------------------------------------------------- per-player storage
@@ -667,15 +630,21 @@ def short_name(spec: str) -> str:
     return os.path.basename(spec) if spec.startswith("ppo:") else spec
 
 
-# ========================================================================== main
-def main(argv: list[str] | None = None) -> dict:
-    args, resume_path = parse_cli(argv)
-    rules = Rules.from_dict(args.rules)
-    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
-    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
-    log = lambda line: print(line, flush=True)  # noqa: E731
+def report_eval(results: dict[str, dict], writer, global_step: int, seconds: int, took: float, log) -> None:
+    """Evaluation results to TensorBoard, against steps (eval/*) and against the run's wall time ``seconds``
+    (eval_time/*, warm start included), and as one log line."""
+    for spec, r in results.items():
+        for key in ("win_rate", "points_per_hand"):
+            writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
+            writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
+    line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in results.items())
+    log(f"eval @ step {global_step:,}, {seconds}s ({took:.0f}s): {line}")
 
-    # distributed setup (torchrun sets RANK / WORLD_SIZE / LOCAL_RANK)
+
+# ========================================================================== main
+def init_process(args: Args) -> tuple[int, int, torch.device]:
+    """(rank, world_size, device) of this process, with the process group joined under torchrun (which
+    sets RANK / WORLD_SIZE / LOCAL_RANK); resolves ``args.device`` auto and sets torch's thread count."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -686,19 +655,37 @@ def main(argv: list[str] | None = None) -> dict:
     device = torch.device(f"cuda:{local_rank}" if args.device == "cuda" and world_size > 1 else args.device)
     if world_size > 1:
         dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    is_main = rank == 0
     if args.num_threads:
         torch.set_num_threads(args.num_threads)
+    return rank, world_size, device
 
-    steps_per_iteration = args.num_envs * args.num_steps * world_size
-    num_iterations = max(1, args.total_timesteps // steps_per_iteration)
-    run_name = args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}"
-    run_path = os.path.dirname(os.path.abspath(resume_path)) if resume_path else os.path.join(args.run_dir, run_name)
-    if not resume_path and is_main:  # never lose a run: an earlier run there is moved aside, not replaced
+
+def run_directory(args: Args, resume_path: str | None, is_main: bool) -> str:
+    """The run's directory: the resumed checkpoint's, else ``run_dir/run_name``. Never lose a run: rank 0
+    moves an earlier run found there aside (``trainer.checkpoint.move_aside``) and says where it went."""
+    if resume_path:
+        return os.path.dirname(os.path.abspath(resume_path))
+    run_path = os.path.join(args.run_dir, args.run_name or f"{args.exp_name}__{args.seed}__{int(time.time())}")
+    if is_main:
         moved = move_aside(run_path)
         if moved:
             print(f"{run_path} held an earlier run: moved it to {moved} (continue it with "
                   f"--resume {os.path.join(moved, 'checkpoint.pt')})", flush=True)
+    return run_path
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args, resume_path = parse_cli(argv)
+    rules = Rules.from_dict(args.rules)
+    run_start, elapsed_before = time.time(), 0.0  # wall time of the run (earlier sessions of a resumed run included)
+    elapsed = lambda: elapsed_before + time.time() - run_start  # noqa: E731
+    log = lambda line: print(line, flush=True)  # noqa: E731
+
+    rank, world_size, device = init_process(args)
+    is_main = rank == 0
+    steps_per_iteration = args.num_envs * args.num_steps * world_size
+    num_iterations = max(1, args.total_timesteps // steps_per_iteration)
+    run_path = run_directory(args, resume_path, is_main)
 
     # TRY NOT TO MODIFY: seeding
     random.seed(args.seed + rank)
@@ -741,77 +728,39 @@ def main(argv: list[str] | None = None) -> dict:
     next_obs, next_mask, next_player = out.observation, out.legal_action_mask, out.current_player.astype(np.int64)
 
     if resume_path:
-        ckpt = load_checkpoint(resume_path, map_location=device)
-        ts = ckpt["train_state"]
-        elapsed_before = float(ts.get("elapsed", 0.0)) - (time.time() - run_start)  # continue the wall clock
-        network.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        global_step, start_iteration = int(ckpt["global_step"]), int(ckpt["iteration"]) + 1
-        best_metric = float(ts["best_metric"])
-        last_eval = ckpt.get("eval", {})
-        opponents.load_pool(ts)
-        if rank == 0 and ts["world_size"] == world_size:
-            load_game_state(game, ts["game"])
-            storage.load_state_dict(ts["storage"])
-            opponents.load_state_dict(ts)
-            ep_points[:] = ts["ep_points"].numpy()
-            next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
-            next_player = ts["next_player"].numpy().copy()
-            torch.set_rng_state(ts["torch_rng"])
-            shuffle_rng.bit_generator.state = ts["shuffle_rng"]
-        else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
-            game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
-                              seed=[args.seed, rank, start_iteration])
-            out = game.reset()
-            opponents.rng = np.random.default_rng([args.seed, rank, start_iteration])
-            opponents.assign(np.arange(args.num_envs))
-            next_obs, next_mask = out.observation, out.legal_action_mask
-            next_player = out.current_player.astype(np.int64)
-            torch.manual_seed(args.seed + 1000 * rank + start_iteration)
+        r = restore(load_checkpoint(resume_path, map_location=device), args=args, rules=rules, rank=rank,
+                    world_size=world_size, network=network, optimizer=optimizer, game=game, storage=storage,
+                    opponents=opponents, ep_points=ep_points, shuffle_rng=shuffle_rng)
+        game, next_obs, next_mask, next_player = r.game, r.next_obs, r.next_mask, r.next_player
+        global_step, start_iteration, best_metric, last_eval = r.global_step, r.start_iteration, r.best_metric, r.last_eval
+        elapsed_before = r.elapsed - (time.time() - run_start)  # continue the wall clock
 
     writer = None
     if is_main:
         from torch.utils.tensorboard import SummaryWriter
         writer = SummaryWriter(run_path, purge_step=global_step if resume_path else None)
-        docs = _field_docs()
+        docs = key_help()
         writer.add_text("config", "|key|value|doc|\n|-|-|-|\n" + "\n".join(
-            f"|{k}|{v}|{docs.get(k, '')}|" for k, v in asdict(args).items()) + f"\n\nrules: {rules.to_dict()}", global_step)
+            f"|{k}|{v}|{docs[k]}|" for k, v in asdict(args).items()) + f"\n\nrules: {rules.to_dict()}", global_step)
         print(f"run {run_path}: {num_iterations} updates x {steps_per_iteration:,} steps, {world_size} process(es), "
               f"device {device}, opponents {args.opponent_mix}", flush=True)
 
-    def checkpoint_dict(iteration: int) -> dict:
-        ts = {
-            "world_size": world_size, "best_metric": best_metric,
-            "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
-            "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
-            "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
-            "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed(), **opponents.state_dict(),
-        }
-        return {
-            "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
-            "features_version": FEATURES_VERSION,
-            "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
-            "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": asdict(args),
-            "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
-            "train_state": ts,
-        }
+    def checkpoint_dict(iteration: int) -> dict:  # the run after this update, resumable
+        return training_checkpoint(
+            network=network, optimizer=optimizer, config=asdict(args), rules=rules, global_step=global_step,
+            iteration=iteration, last_eval=last_eval, world_size=world_size, best_metric=best_metric, elapsed=elapsed(),
+            game=game, storage=storage, opponents=opponents, ep_points=ep_points, next_obs=next_obs, next_mask=next_mask,
+            next_player=next_player, shuffle_rng=shuffle_rng)
 
-    def run_eval(iteration: int) -> None:
+    def run_eval(iteration: int) -> None:  # a new best result is saved as best.pt
         nonlocal best_metric, last_eval
         t0 = time.time()
         last_eval = evaluate_policy(network, args, rules, device)
-        seconds = int(elapsed())  # the same curves against wall time (warm start included): eval_time/*
-        for spec, r in last_eval.items():
-            for key in ("win_rate", "points_per_hand"):
-                writer.add_scalar(f"eval/{key}_vs_{short_name(spec)}", r[key], global_step)
-                writer.add_scalar(f"eval_time/{key}_vs_{short_name(spec)}", r[key], seconds)
+        report_eval(last_eval, writer, global_step, int(elapsed()), time.time() - t0, log)
         metric = last_eval[args.best_metric_opponent]["points_per_hand"]
-        line = "  ".join(f"{short_name(s)} {r['points_per_hand']:+.2f}pts {r['win_rate']:.0%}" for s, r in last_eval.items())
-        log(f"eval @ step {global_step:,}, {seconds}s ({time.time() - t0:.0f}s): {line}")
         if metric > best_metric:
             best_metric = metric
             save_checkpoint(os.path.join(run_path, "best.pt"), checkpoint_dict(iteration))
-
 
     bar = None
     if is_main and (sys.stderr.isatty() if args.progress_bar is None else args.progress_bar):

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 import train
-from agents.ppo import FEATURES_VERSION, load_checkpoint
+from agents.ppo import FEATURES_VERSION, load_checkpoint, save_checkpoint
 from okgin_env.core import VectorGame
+from trainer.resume import resume_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
@@ -166,6 +167,25 @@ def test_resume_rejects_config_changes_and_bad_checkpoints(tmp_path):
         train.parse_cli(["--resume", str(bad)])
     with pytest.raises(FileNotFoundError):
         train.parse_cli(["--resume", str(tmp_path / "nope.pt")])
+
+
+def test_resume_allows_only_the_overridable_keys(tmp_path):
+    """--resume takes the run's config from its checkpoint; --set may change only RESUME_OVERRIDABLE, an exported
+    agent (no training state) cannot be resumed, and --config cannot be mixed in."""
+    exported = os.path.join(ROOT, "checkpoints", "okgin_ppo.pt")
+    with pytest.raises(ValueError, match="exported agent without training state"):
+        train.parse_cli(["--resume", exported])
+    ckpt = load_checkpoint(exported)
+    ckpt["train_state"] = {}
+    ckpt["args"] = {**ckpt.get("args", {}), "num_envs": 8, "learning_rate": 1e-3}
+    run = str(tmp_path / "checkpoint.pt")
+    save_checkpoint(run, ckpt)
+    with pytest.raises(ValueError, match=r"only total_timesteps, .* may be changed \(got learning_rate, seed\)"):
+        train.parse_cli(["--resume", run, "--set", "learning_rate=0.1", "--seed", "3", "--set", "log_every=5"])
+    with pytest.raises(ValueError, match="do not pass --config"):
+        train.parse_cli(["--resume", run, "--config", os.path.join(ROOT, "configs", "quick.yaml")])
+    config = resume_config(run, {"log_every": 5, "total_timesteps": 1024})
+    assert (config["num_envs"], config["learning_rate"], config["log_every"], config["total_timesteps"]) == (8, 1e-3, 5, 1024)
 
 
 def test_cli_reports_unknown_keys_without_a_traceback(tmp_path):
