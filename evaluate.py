@@ -44,9 +44,12 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Callable, Sequence
 
-import numpy as np
+import os
 
-import agents
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
+import numpy as np  # noqa: E402
+
+import agents  # noqa: E402
 from agents.base import Agent
 from okgin_env.cards import NUM_CARDS
 from okgin_env.core import VectorGame

@@ -30,7 +30,7 @@ It plays from the observation alone, as a good human would:
 Measured against ``simple`` (see ``evaluate.py``): delaying knocks with more deadwood late
 in the hand, and score-dependent caution or gambling in game episodes, did not pay, so the
 policy does not do them. Decisions for a whole batch are made in one numba kernel
-(``_expert_kernel``), row by row, on the engine's deadwood kernels. Deterministic.
+(``_expert_kernel``), row by row (rows split over numba's threads), on the engine's deadwood kernels. Deterministic.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass, fields
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from okgin_env.cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, NUM_SUITS
 
@@ -106,7 +106,7 @@ class ExpertAgent(Agent):
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs, mask = check_batch(observations, action_masks)
         out = np.empty(len(obs), np.int64)
-        _expert_kernel(obs, mask, self._p, out)
+        _expert_kernel(obs, mask, self._p, out, k.row_chunks(len(obs)))
         return out
 
 
@@ -277,8 +277,16 @@ def _hand_value(ms, weight, limit, stock, p, work, res):
 
 # ------------------------------------------------------------------ decisions
 
+@njit(cache=True, parallel=True)
+def _expert_kernel(obs, mask, p, out, chunks):
+    """Rows in ``chunks`` parallel chunks (numba threads; ``kernels.row_chunks``), each on its own scratch."""
+    n = obs.shape[0]
+    for c in prange(chunks):
+        _expert_rows(obs, mask, p, out, c * n // chunks, (c + 1) * n // chunks)
+
+
 @njit(cache=True)
-def _expert_kernel(obs, mask, p, out):
+def _expert_rows(obs, mask, p, out, lo, hi):
     unseen = np.empty(NUM_CARDS, np.bool_)
     signal = np.empty(NUM_CARDS, np.bool_)
     opp = np.empty(NUM_CARDS, np.float64)
@@ -289,7 +297,7 @@ def _expert_kernel(obs, mask, p, out):
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
-    for b in range(obs.shape[0]):
+    for b in range(lo, hi):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
         if not (ph == k.DISCARD or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
@@ -384,12 +392,19 @@ def outs_features(observations: np.ndarray, out: np.ndarray | None = None) -> np
         out = np.zeros((len(obs), OUTS_FEATURES), np.float32)
     else:
         out[:] = 0.0
-    _features_kernel(obs, _FEATURES_P, out)
+    _features_kernel(obs, _FEATURES_P, out, k.row_chunks(len(obs)))
     return out
 
 
+@njit(cache=True, parallel=True)
+def _features_kernel(obs, p, out, chunks):
+    n = obs.shape[0]
+    for c in prange(chunks):
+        _features_rows(obs, p, out, c * n // chunks, (c + 1) * n // chunks)
+
+
 @njit(cache=True)
-def _features_kernel(obs, p, out):
+def _features_rows(obs, p, out, lo, hi):
     unseen = np.empty(NUM_CARDS, np.bool_)
     signal = np.empty(NUM_CARDS, np.bool_)
     opp = np.empty(NUM_CARDS, np.float64)
@@ -399,7 +414,7 @@ def _features_kernel(obs, p, out):
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
-    for b in range(obs.shape[0]):
+    for b in range(lo, hi):
         o = obs[b]
         ph = k.row_phase(o)
         if ph == k.NO_DECISION:

@@ -11,7 +11,7 @@ scalar cores of ``hand_deadwood`` and ``deadwood_after_discard``) on suit masks:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
 from okgin_env import melds
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
@@ -160,3 +160,13 @@ def take_then_best(ms: np.ndarray, top: int, after: np.ndarray, work: np.ndarray
         if c != top and after[c] < best:
             best = after[c]
     return best
+
+
+
+def row_chunks(n: int) -> int:
+    """How many chunks a batch of n rows is split into for a kernel's ``prange``: four per numba
+    thread (rows differ in cost: a discard search costs ~10 draws), each of at least 16 rows, and
+    one for a single thread. Rows are independent, so results never depend on it. (Computed here,
+    not in the kernel: numba cannot cache a kernel that asks for its thread count.)"""
+    threads = get_num_threads()
+    return 1 if threads <= 1 else max(1, min(4 * threads, n // 16))

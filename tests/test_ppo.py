@@ -259,7 +259,7 @@ def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
     before = expert.outs_features(obs)
     retuned = dataclasses.replace(frozen, signal_factor=0.9, thrown_partner_doubt=0.6)
     out = np.zeros_like(before)
-    expert._features_kernel(np.ascontiguousarray(obs, np.float32), retuned.to_array(), out)
+    expert._features_kernel(np.ascontiguousarray(obs, np.float32), retuned.to_array(), out, 1)
     assert not np.array_equal(out, before)  # the params matter ...
     np.testing.assert_array_equal(expert.outs_features(obs), before)  # ... and the features use the frozen ones
 
