@@ -168,6 +168,12 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
+    def copy(self) -> "HandResult":
+        new = HandResult.__new__(HandResult)
+        new.ints, new.bools, new.cards, new.meld_id = self.ints.copy(), self.bools.copy(), self.cards.copy(), \
+            self.meld_id.copy()
+        return new
+
     def arrays(self) -> tuple:
         """The packed arrays as one tuple, read in kernels as res[RES_INTS], ..."""
         return (self.ints, self.bools, self.cards, self.meld_id)
@@ -327,12 +333,18 @@ def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
 
 
 @njit(cache=True)
-def _step_kernel(actions, move, rp, st, res, out):
+def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
     flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
     episode ended (terminated, truncated), repeated in flags while it stays finished.
-    Returns (games needing a new deal, games whose episode is over).
+    Returns (games needing a new deal, games whose episode is over, observed).
+
+    view = (observations, masks): when no game is to be dealt (a new hand, or with ``autoreset``
+    a new episode), the mover's view of every game (``every_row``) or of the games that moved or
+    are over is written there in the same call and observed is True; otherwise the caller deals
+    and observes (one kernel call less per step matters when N is small: a call costs
+    microseconds).
     """
     hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
     done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
@@ -440,7 +452,15 @@ def _step_kernel(actions, move, rp, st, res, out):
             ended[i, F_TERMINATED] = flags[i, F_TERMINATED]
             ended[i, F_TRUNCATED] = flags[i, F_TRUNCATED]
             over += 1
-    return deals, over
+    if deals > 0 or (over > 0 and autoreset):
+        return deals, over, False
+    obs, masks = view
+    scratch = _observe_scratch()
+    for i in range(actions.shape[0]):
+        if not (every_row or move[i] or flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]):
+            continue
+        _observe_row(i, current_player[i], True, rp, st, obs[i], masks[i], scratch)
+    return deals, over, True
 
 
 @njit(cache=True, inline="always")
@@ -456,75 +476,90 @@ def _observe_kernel(rows, players, write_mask, rp, st, out_obs, out_mask):
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
     then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
     """
+    scratch = _observe_scratch()
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        _observe_row(i, players[i], write_mask, rp, st, out_obs[i], out_mask[i], scratch)
+
+
+@njit(cache=True)
+def _observe_packed_kernel(rows, players, rp, st, out_obs):
+    """Observation of players[j] in game rows[j] into out_obs[j] (no mask): a few rows, packed."""
+    scratch = _observe_scratch()
+    mask = np.empty(NUM_ACTIONS, np.bool_)
+    for j in range(rows.shape[0]):
+        _observe_row(rows[j], players[j], False, rp, st, out_obs[j], mask, scratch)
+
+
+@njit(cache=True, inline="always")
+def _observe_scratch():
+    return np.empty(4, np.int64), np.empty(NUM_CARDS, np.int64), np.empty(4, np.int64), np.empty(4, np.int64)
+
+
+@njit(cache=True)
+def _observe_row(i, p, write_mask, rp, st, o, m, scratch):
+    """Game i as player p sees it into o (OBS_SIZE,); with write_mask, the mover's legal actions into m (107,)."""
     hands, taken, discarded = st[ST_HANDS], st[ST_TAKEN], st[ST_DISCARDED]
     declined, pile_size, pile = st[ST_DECLINED], st[ST_PILE_SIZE], st[ST_PILE]
     knock_limit, stock_next, dealer = st[ST_KNOCK_LIMIT], st[ST_STOCK_NEXT], st[ST_DEALER]
     scores, phase, done = st[ST_SCORES], st[ST_PHASE], st[ST_DONE]
     current_player, taken_card = st[ST_CURRENT_PLAYER], st[ST_TAKEN_CARD]
-    ms = np.empty(4, np.int64)
-    dw = np.empty(NUM_CARDS, np.int64)
-    cand = np.empty(4, np.int64)
-    tmp = np.empty(4, np.int64)
-    for j in range(rows.shape[0]):
-        i = rows[j]
-        p = players[i]
-        o = out_obs[i]
+    ms, dw, cand, tmp = scratch
+    if write_mask:
+        m[:] = False
+    if p < 0:
+        o[:] = 0.0
+        return
+    q = 1 - p
+    own = hands[i, p]
+    for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                         (OPP_DECLINED, declined[i, q])):
+        for c in range(NUM_CARDS):
+            o[start + c] = cards[c]
+    for start, size in _SPARSE_FIELDS:
+        _zero(o, start, size)
+    n = pile_size[i]
+    if n > 0:
+        o[DISCARD_TOP + pile[i, n - 1]] = 1.0
+        for k in range(n - 1):
+            o[PILE_BURIED + pile[i, k]] = 1.0
+    kl = knock_limit[i]
+    o[KNOCK_LIMIT + kl] = 1.0
+    o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+    o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
+    if rp[RP_GAME_EPISODE] == 1:
+        o[SCORES] = scores[i, p] / rp[RP_TARGET]
+        o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
+        o[SCORES + 2] = rp[RP_TARGET] / 100.0
+    ph = phase[i]
+    if done[i] or current_player[i] != p:
+        return
+    o[PHASE + ph] = 1.0
+    if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
         if write_mask:
-            out_mask[i, :] = False
-        if p < 0:
-            o[:] = 0.0
-            continue
-        q = 1 - p
-        own = hands[i, p]
-        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
-                             (OPP_DECLINED, declined[i, q])):
-            for c in range(NUM_CARDS):
-                o[start + c] = cards[c]
-        for start, size in _SPARSE_FIELDS:
-            _zero(o, start, size)
-        n = pile_size[i]
-        if n > 0:
-            o[DISCARD_TOP + pile[i, n - 1]] = 1.0
-            for k in range(n - 1):
-                o[PILE_BURIED + pile[i, k]] = 1.0
-        kl = knock_limit[i]
-        o[KNOCK_LIMIT + kl] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
-        if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = scores[i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
-            o[SCORES + 2] = rp[RP_TARGET] / 100.0
-        ph = phase[i]
-        if done[i] or current_player[i] != p:
-            continue
-        o[PHASE + ph] = 1.0
-        m = out_mask[i]
-        if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
-            if write_mask:
-                m[TAKE_DISCARD] = True
-                m[PASS] = True
-        elif ph == PH_FORCED_DRAW:
-            if write_mask:
-                m[DRAW_STOCK] = True
-        elif ph == PH_DRAW:
-            if write_mask:
-                m[DRAW_STOCK] = True
-                m[TAKE_DISCARD] = True
-        else:
-            _melds.masks_of_row(own, ms)
-            _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
-            blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
-            if blocked >= 0:
-                o[CANNOT_DISCARD + blocked] = 1.0
-            for c in range(NUM_CARDS):
-                if not own[c]:
-                    continue
-                o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
-                if write_mask and c != blocked:
-                    m[c] = True
-                    if dw[c] <= kl:
-                        m[KNOCK + c] = True
+            m[TAKE_DISCARD] = True
+            m[PASS] = True
+    elif ph == PH_FORCED_DRAW:
+        if write_mask:
+            m[DRAW_STOCK] = True
+    elif ph == PH_DRAW:
+        if write_mask:
+            m[DRAW_STOCK] = True
+            m[TAKE_DISCARD] = True
+    else:
+        _melds.masks_of_row(own, ms)
+        _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
+        blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+        if blocked >= 0:
+            o[CANNOT_DISCARD + blocked] = 1.0
+        for c in range(NUM_CARDS):
+            if not own[c]:
+                continue
+            o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
+            if write_mask and c != blocked:
+                m[c] = True
+                if dw[c] <= kl:
+                    m[KNOCK + c] = True
 
 
 # ------------------------------------------------------------------------ the class
@@ -570,6 +605,7 @@ class VectorGame:
         self.state.current_player[:] = -1
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
         self._all = np.arange(self.num_games)
+        self._blank_result = HandResult(self.num_games)  # copied for each step's result (faster than filling)
         self._move_all = np.ones(self.num_games, bool)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
@@ -608,7 +644,7 @@ class VectorGame:
         else:
             dl = self._check_dealers(dealers, len(idx))
         self._new_games(idx, d, dl)
-        return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
+        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result.copy(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
@@ -676,7 +712,7 @@ class VectorGame:
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
-        a = a.astype(np.int64)
+        a = a.astype(np.int64, copy=False)  # the kernels only read it
         move = self._move_all if games is None else self._selection(games)
         if not checked:
             bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
@@ -685,20 +721,24 @@ class VectorGame:
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
         flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = (flags[:, k] for k in (F_TERMINATED, F_TRUNCATED, F_HAND_OVER,
-                                                                             F_NEED_DEAL))
+        terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
-        r = HandResult(n)
-        deals, over = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
-                                   (rewards, flags, next_dealer, self._ended))
-        if deals:
-            idx = np.flatnonzero(need_deal)
-            self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
-        if self.autoreset and over:
-            self._new_games(np.flatnonzero(terminated | truncated))
-        # games that did not move kept their state, so only the others are observed again
-        rows = None if games is None else np.flatnonzero(move | terminated | truncated)
-        return self._output(rewards, r, terminated, truncated, hand_over, rows, observation)
+        r = self._blank_result.copy()
+        obs = self._obs_buffer(observation, games is None)
+        # the kernel also writes the new views when no game is to be dealt (most steps at small N)
+        deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
+                                             (rewards, flags, next_dealer, self._ended), (obs, self._mask),
+                                             games is None, self.autoreset)
+        if not observed:
+            if deals:
+                idx = np.flatnonzero(need_deal)
+                self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
+            if self.autoreset and over:
+                self._new_games(np.flatnonzero(terminated | truncated))
+            # games that did not move kept their state, so only the others are observed again
+            rows = self._all if games is None else np.flatnonzero(move | terminated | truncated)
+            _observe_kernel(rows, s.current_player, True, self._rp, s.arrays(), obs, self._mask)
+        return StepOutput(s.current_player.copy(), self._mask.copy(), obs, rewards, terminated, truncated, hand_over, r)
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
@@ -708,18 +748,20 @@ class VectorGame:
                          f"{int(self.state.current_player[game])}; legal actions: {listing}")
 
     # ------------------------------------------------------------- observation
-    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
-              out: np.ndarray | None = None) -> np.ndarray:
-        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
+    def _obs_buffer(self, out: np.ndarray | None, every_row: bool) -> np.ndarray:
+        """``out`` checked, or a new (N, OBS_SIZE) buffer: uninitialised when every row will be
+        written, zeros otherwise (rows not observed read as zeros)."""
         if out is not None:
             if out.shape != (self.num_games, OBS_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
                 raise ValueError(f"observation must be a C-contiguous float32 array of shape "
                                  f"({self.num_games}, {OBS_SIZE}), got {out.dtype} {out.shape}")
-            obs = out
-        elif rows is None:
-            obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        else:
-            obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
+            return out
+        return (np.empty if every_row else np.zeros)((self.num_games, OBS_SIZE), np.float32)
+
+    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
+        obs = self._obs_buffer(out, rows is None)
         if rows is None:
             rows = self._all
         _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, self.state.arrays(),
