@@ -454,12 +454,12 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
             over += 1
     if deals > 0 or (over > 0 and autoreset):
         return deals, over, False
-    obs, masks = view
-    scratch = _observe_scratch()
+    rows = np.empty(actions.shape[0], np.int64)
+    k = 0
     for i in range(actions.shape[0]):
-        if not (every_row or move[i] or flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]):
-            continue
-        _observe_row(i, current_player[i], True, rp, st, obs[i], masks[i], scratch)
+        rows[k] = i
+        k += every_row or move[i] or flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]
+    _observe_rows(rows[:k], current_player, False, True, rp, st, view[0], view[1])
     return deals, over, True
 
 
@@ -471,95 +471,96 @@ def _zero(o, start, size):
 
 @njit(cache=True)
 def _observe_kernel(rows, players, write_mask, rp, st, out_obs, out_mask):
-    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover.
-
-    Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
-    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
-    """
-    scratch = _observe_scratch()
-    for j in range(rows.shape[0]):
-        i = rows[j]
-        _observe_row(i, players[i], write_mask, rp, st, out_obs[i], out_mask[i], scratch)
+    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover."""
+    _observe_rows(rows, players, False, write_mask, rp, st, out_obs, out_mask)
 
 
 @njit(cache=True)
 def _observe_packed_kernel(rows, players, rp, st, out_obs):
     """Observation of players[j] in game rows[j] into out_obs[j] (no mask): a few rows, packed."""
-    scratch = _observe_scratch()
-    mask = np.empty(NUM_ACTIONS, np.bool_)
-    for j in range(rows.shape[0]):
-        _observe_row(rows[j], players[j], False, rp, st, out_obs[j], mask, scratch)
-
-
-@njit(cache=True, inline="always")
-def _observe_scratch():
-    return np.empty(4, np.int64), np.empty(NUM_CARDS, np.int64), np.empty(4, np.int64), np.empty(4, np.int64)
+    _observe_rows(rows, players, True, False, rp, st, out_obs, np.empty((1, NUM_ACTIONS), np.bool_))
 
 
 @njit(cache=True)
-def _observe_row(i, p, write_mask, rp, st, o, m, scratch):
-    """Game i as player p sees it into o (OBS_SIZE,); with write_mask, the mover's legal actions into m (107,)."""
+def _observe_rows(rows, players, packed, write_mask, rp, st, out_obs, out_mask):
+    """The loop of the observe kernels, also run by the step kernel: player players[i] of game
+    i = rows[j] into out_obs[i] (``packed``: players[j] into out_obs[j]); with write_mask, the
+    mover's legal actions into out_mask[i].
+
+    Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
+    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds. One loop
+    over the rows here, not a function per row: each call would unpack the state again (a
+    reference count per array), which costs as much as the row's work.
+    """
     hands, taken, discarded = st[ST_HANDS], st[ST_TAKEN], st[ST_DISCARDED]
     declined, pile_size, pile = st[ST_DECLINED], st[ST_PILE_SIZE], st[ST_PILE]
     knock_limit, stock_next, dealer = st[ST_KNOCK_LIMIT], st[ST_STOCK_NEXT], st[ST_DEALER]
     scores, phase, done = st[ST_SCORES], st[ST_PHASE], st[ST_DONE]
     current_player, taken_card = st[ST_CURRENT_PLAYER], st[ST_TAKEN_CARD]
-    ms, dw, cand, tmp = scratch
-    if write_mask:
-        m[:] = False
-    if p < 0:
-        o[:] = 0.0
-        return
-    q = 1 - p
-    own = hands[i, p]
-    for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
-                         (OPP_DECLINED, declined[i, q])):
-        for c in range(NUM_CARDS):
-            o[start + c] = cards[c]
-    for start, size in _SPARSE_FIELDS:
-        _zero(o, start, size)
-    n = pile_size[i]
-    if n > 0:
-        o[DISCARD_TOP + pile[i, n - 1]] = 1.0
-        for k in range(n - 1):
-            o[PILE_BURIED + pile[i, k]] = 1.0
-    kl = knock_limit[i]
-    o[KNOCK_LIMIT + kl] = 1.0
-    o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
-    o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
-    if rp[RP_GAME_EPISODE] == 1:
-        o[SCORES] = scores[i, p] / rp[RP_TARGET]
-        o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
-        o[SCORES + 2] = rp[RP_TARGET] / 100.0
-    ph = phase[i]
-    if done[i] or current_player[i] != p:
-        return
-    o[PHASE + ph] = 1.0
-    if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
+    ms = np.empty(4, np.int64)
+    dw = np.empty(NUM_CARDS, np.int64)
+    cand = np.empty(4, np.int64)
+    tmp = np.empty(4, np.int64)
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        p = players[j] if packed else players[i]
+        o = out_obs[j] if packed else out_obs[i]
         if write_mask:
-            m[TAKE_DISCARD] = True
-            m[PASS] = True
-    elif ph == PH_FORCED_DRAW:
-        if write_mask:
-            m[DRAW_STOCK] = True
-    elif ph == PH_DRAW:
-        if write_mask:
-            m[DRAW_STOCK] = True
-            m[TAKE_DISCARD] = True
-    else:
-        _melds.masks_of_row(own, ms)
-        _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
-        blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
-        if blocked >= 0:
-            o[CANNOT_DISCARD + blocked] = 1.0
-        for c in range(NUM_CARDS):
-            if not own[c]:
-                continue
-            o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
-            if write_mask and c != blocked:
-                m[c] = True
-                if dw[c] <= kl:
-                    m[KNOCK + c] = True
+            out_mask[i, :] = False
+        if p < 0:
+            o[:] = 0.0
+            continue
+        q = 1 - p
+        own = hands[i, p]
+        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                             (OPP_DECLINED, declined[i, q])):
+            for c in range(NUM_CARDS):
+                o[start + c] = cards[c]
+        for start, size in _SPARSE_FIELDS:
+            _zero(o, start, size)
+        n = pile_size[i]
+        if n > 0:
+            o[DISCARD_TOP + pile[i, n - 1]] = 1.0
+            for k in range(n - 1):
+                o[PILE_BURIED + pile[i, k]] = 1.0
+        kl = knock_limit[i]
+        o[KNOCK_LIMIT + kl] = 1.0
+        o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+        o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
+        if rp[RP_GAME_EPISODE] == 1:
+            o[SCORES] = scores[i, p] / rp[RP_TARGET]
+            o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
+            o[SCORES + 2] = rp[RP_TARGET] / 100.0
+        ph = phase[i]
+        if done[i] or current_player[i] != p:
+            continue
+        o[PHASE + ph] = 1.0
+        m = out_mask[i]
+        if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
+            if write_mask:
+                m[TAKE_DISCARD] = True
+                m[PASS] = True
+        elif ph == PH_FORCED_DRAW:
+            if write_mask:
+                m[DRAW_STOCK] = True
+        elif ph == PH_DRAW:
+            if write_mask:
+                m[DRAW_STOCK] = True
+                m[TAKE_DISCARD] = True
+        else:
+            _melds.masks_of_row(own, ms)
+            _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
+            blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
+            if blocked >= 0:
+                o[CANNOT_DISCARD + blocked] = 1.0
+            for c in range(NUM_CARDS):
+                if not own[c]:
+                    continue
+                o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
+                if write_mask and c != blocked:
+                    m[c] = True
+                    if dw[c] <= kl:
+                        m[KNOCK + c] = True
 
 
 # ------------------------------------------------------------------------ the class
