@@ -770,16 +770,22 @@ class VectorGame:
         return obs
 
     def observe(self, players: int | Sequence[int] | np.ndarray,
-                games: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+                games: Sequence[int] | np.ndarray | None = None, packed: bool = False) -> np.ndarray:
         """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover);
-        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros."""
+        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros;
+        with ``packed=True`` only those rows, in game order: a (len(selected games), OBS_SIZE) array."""
         arr = np.asarray(players)
         if arr.ndim == 0:
             arr = np.full(self.num_games, arr)
         if arr.shape != (self.num_games,) or not ((arr == 0) | (arr == 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
         rows = None if games is None else np.flatnonzero(self._selection(games))
-        return self._view(arr, write_mask=False, rows=rows)
+        if not packed:
+            return self._view(arr, write_mask=False, rows=rows)
+        rows = self._all if rows is None else rows
+        obs = np.empty((len(rows), OBS_SIZE), np.float32)
+        _observe_packed_kernel(rows, arr[rows].astype(np.int64), self._rp, self.state.arrays(), obs)
+        return obs
 
     def _output(self, rewards, result, terminated, truncated, hand_over, rows=None, out=None) -> StepOutput:
         obs = self._view(self.state.current_player, write_mask=True, rows=rows, out=out)
