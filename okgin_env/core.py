@@ -168,10 +168,13 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
-    def copy(self) -> "HandResult":
+    def blank_like(self) -> "HandResult":
+        """A new HandResult of the same size with no hand recorded, from this blank one: the -1 filled
+        fields copied (cheaper than ``np.full`` when N is small), the zero ones newly zeroed (at large N
+        calloc leaves the pages the step does not write untouched; a copy would write them all)."""
         new = HandResult.__new__(HandResult)
-        new.ints, new.bools, new.cards, new.meld_id = self.ints.copy(), self.bools.copy(), self.cards.copy(), \
-            self.meld_id.copy()
+        new.ints, new.meld_id = self.ints.copy(), self.meld_id.copy()
+        new.bools, new.cards = np.zeros(self.bools.shape, bool), np.zeros(self.cards.shape, bool)
         return new
 
     def arrays(self) -> tuple:
@@ -230,6 +233,9 @@ _WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stoc
 _SPARSE_FIELDS = tuple((sl.start, sl.stop - sl.start) for f, sl in OBS_FIELDS.items() if f not in _WHOLE_FIELDS)
 # The meld tables the kernels use, read as globals (numba freezes them as constants).
 _RUN_DW, _RUN_MELDED, _RANK_POINTS = _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS
+
+
+_ORDERED_DECK = np.arange(NUM_CARDS, dtype=np.int8)[None]  #: (1, 52) the cards in index order
 
 
 def _rule_params(rules: Rules, episode: str) -> np.ndarray:
@@ -613,7 +619,7 @@ class VectorGame:
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
-        return self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (k, 1)), axis=1)
+        return self.rng.permuted(_ORDERED_DECK.repeat(k, axis=0), axis=1)  # repeat: np.tile's Python costs more
 
     def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
         _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp,
@@ -645,7 +651,7 @@ class VectorGame:
         else:
             dl = self._check_dealers(dealers, len(idx))
         self._new_games(idx, d, dl)
-        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result.copy(),
+        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result.blank_like(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
@@ -724,7 +730,7 @@ class VectorGame:
         flags = np.zeros((n, 4), bool)
         terminated, truncated, hand_over, need_deal = flags.T
         next_dealer = np.zeros(n, np.int8)
-        r = self._blank_result.copy()
+        r = self._blank_result.blank_like()
         obs = self._obs_buffer(observation, games is None)
         # the kernel also writes the new views when no game is to be dealt (most steps at small N)
         deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
