@@ -221,12 +221,13 @@ RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_
 LINE_BONUS, GAME_BONUS = 25, 100
 
 # Per-game outputs of one step, as the step kernel receives them (one tuple, read like GameState's):
-# rewards (N, 2) float32; flags (N, 4) bool, columns F_*; next_dealer (N,) int8 dealer of the next
-# hand where F_NEED_DEAL; ended (N, 2) bool (terminated, truncated) of each finished episode.
+# rewards (N, 2) float32; flags (4, N) bool, rows F_* (contiguous rows: StepOutput's terminated, ...);
+# next_dealer (N,) int8 dealer of the next hand where F_NEED_DEAL; ended (N, 2) bool (terminated,
+# truncated) of each finished episode.
 _OUT_FIELDS = ("rewards", "flags", "next_dealer", "ended")
 OUT_REWARDS, OUT_FLAGS, OUT_NEXT_DEALER, OUT_ENDED = range(4)
 _check_indices("OUT_", _OUT_FIELDS)
-F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of out[OUT_FLAGS]
+F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: rows of out[OUT_FLAGS]
 # The observe kernel writes these observation fields whole; every other field it zeroes, then sets
 # a few entries ((offset, size) pairs in _SPARSE_FIELDS, derived so that a new field is zeroed too).
 _WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stock_size", "is_dealer")
@@ -319,7 +320,7 @@ def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
     r_int[i, RI_SCORES] = scores[i, 0]
     r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        flags[i, F_NEED_DEAL] = True
+        flags[F_NEED_DEAL, i] = True
         if void:
             next_dealer[i] = dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
@@ -333,16 +334,16 @@ def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
         current_player[i] = -1
         phase[i] = PH_OVER
         if cap and not game_ep:
-            flags[i, F_TRUNCATED] = True
+            flags[F_TRUNCATED, i] = True
         else:
-            flags[i, F_TERMINATED] = True
+            flags[F_TERMINATED, i] = True
 
 
 @njit(cache=True)
 def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
-    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
+    flags[:, i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
     episode ended (terminated, truncated), repeated in flags while it stays finished.
     Returns (games needing a new deal, games whose episode is over, observed).
 
@@ -367,8 +368,8 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     deals = 0
     for i in range(actions.shape[0]):
         if done[i] or not move[i]:  # ended[i] is all False while the episode runs
-            flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
-            flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
+            flags[F_TERMINATED, i] = ended[i, F_TERMINATED]
+            flags[F_TRUNCATED, i] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
         p = current_player[i]
@@ -410,7 +411,7 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
                     phase[i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
-                flags[i, F_HAND_OVER] = True
+                flags[F_HAND_OVER, i] = True
                 r_bool[i, RB_VOID] = True
                 r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
@@ -440,7 +441,7 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
             if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
                 pts *= 2
                 r_bool[i, RB_SPADE] = True
-            flags[i, F_HAND_OVER] = True
+            flags[F_HAND_OVER, i] = True
             r_int[i, RI_KNOCKER] = p
             r_int[i, RI_KNOCK_CARD] = c
             r_int[i, RI_DEADWOOD + p] = k_dw
@@ -453,10 +454,10 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
             _end_hand(i, winner, pts, False, False, rp, st, res, out)
     over = 0
     for i in range(actions.shape[0]):
-        deals += flags[i, F_NEED_DEAL]
-        if flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]:
-            ended[i, F_TERMINATED] = flags[i, F_TERMINATED]
-            ended[i, F_TRUNCATED] = flags[i, F_TRUNCATED]
+        deals += flags[F_NEED_DEAL, i]
+        if flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]:
+            ended[i, F_TERMINATED] = flags[F_TERMINATED, i]
+            ended[i, F_TRUNCATED] = flags[F_TRUNCATED, i]
             over += 1
     if deals > 0 or (over > 0 and autoreset):
         return deals, over, False
@@ -464,7 +465,7 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     k = 0
     for i in range(actions.shape[0]):
         rows[k] = i
-        k += every_row or move[i] or flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]
+        k += every_row or move[i] or flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]
     _observe_rows(rows[:k], current_player, False, True, rp, st, view[0], view[1])
     return deals, over, True
 
@@ -727,8 +728,8 @@ class VectorGame:
                 self._illegal(bad, int(a[bad]))
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
-        flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = flags.T
+        flags = np.zeros((4, n), bool)
+        terminated, truncated, hand_over, need_deal = flags
         next_dealer = np.zeros(n, np.int8)
         r = self._blank_result.blank_like()
         obs = self._obs_buffer(observation, games is None)
