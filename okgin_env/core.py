@@ -168,7 +168,7 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
-    def blank_like(self) -> "HandResult":
+    def _blank_like(self) -> "HandResult":
         """A new HandResult of the same size with no hand recorded, from this blank one: the -1 filled
         fields copied (cheaper than ``np.full`` when N is small), the zero ones newly zeroed (at large N
         calloc leaves the pages the step does not write untouched; a copy would write them all)."""
@@ -652,7 +652,7 @@ class VectorGame:
         else:
             dl = self._check_dealers(dealers, len(idx))
         self._new_games(idx, d, dl)
-        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result.blank_like(),
+        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result._blank_like(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
@@ -731,7 +731,7 @@ class VectorGame:
         flags = np.zeros((4, n), bool)
         terminated, truncated, hand_over, need_deal = flags
         next_dealer = np.zeros(n, np.int8)
-        r = self._blank_result.blank_like()
+        r = self._blank_result._blank_like()
         obs = self._obs_buffer(observation, games is None)
         # the kernel also writes the new views when no game is to be dealt (most steps at small N)
         deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
