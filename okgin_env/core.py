@@ -168,6 +168,15 @@ class HandResult:
         self.cards = np.zeros((n, 3, NUM_CARDS), bool)  #: hands of both players + laid_off
         self.meld_id = np.full((n, NUM_CARDS), -1, np.int8)
 
+    def _blank_like(self) -> "HandResult":
+        """A new HandResult of the same size with no hand recorded, from this blank one: the -1 filled
+        fields copied (cheaper than ``np.full`` when N is small), the zero ones newly zeroed (at large N
+        calloc leaves the pages the step does not write untouched; a copy would write them all)."""
+        new = HandResult.__new__(HandResult)
+        new.ints, new.meld_id = self.ints.copy(), self.meld_id.copy()
+        new.bools, new.cards = np.zeros(self.bools.shape, bool), np.zeros(self.cards.shape, bool)
+        return new
+
     def arrays(self) -> tuple:
         """The packed arrays as one tuple, read in kernels as res[RES_INTS], ..."""
         return (self.ints, self.bools, self.cards, self.meld_id)
@@ -212,18 +221,22 @@ RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_
 LINE_BONUS, GAME_BONUS = 25, 100
 
 # Per-game outputs of one step, as the step kernel receives them (one tuple, read like GameState's):
-# rewards (N, 2) float32; flags (N, 4) bool, columns F_*; next_dealer (N,) int8 dealer of the next
-# hand where F_NEED_DEAL; ended (N, 2) bool (terminated, truncated) of each finished episode.
+# rewards (N, 2) float32; flags (4, N) bool, rows F_* (contiguous rows: StepOutput's terminated, ...);
+# next_dealer (N,) int8 dealer of the next hand where F_NEED_DEAL; ended (N, 2) bool (terminated,
+# truncated) of each finished episode.
 _OUT_FIELDS = ("rewards", "flags", "next_dealer", "ended")
 OUT_REWARDS, OUT_FLAGS, OUT_NEXT_DEALER, OUT_ENDED = range(4)
 _check_indices("OUT_", _OUT_FIELDS)
-F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: columns of out[OUT_FLAGS]
+F_TERMINATED, F_TRUNCATED, F_HAND_OVER, F_NEED_DEAL = range(4)  #: rows of out[OUT_FLAGS]
 # The observe kernel writes these observation fields whole; every other field it zeroes, then sets
 # a few entries ((offset, size) pairs in _SPARSE_FIELDS, derived so that a new field is zeroed too).
 _WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stock_size", "is_dealer")
 _SPARSE_FIELDS = tuple((sl.start, sl.stop - sl.start) for f, sl in OBS_FIELDS.items() if f not in _WHOLE_FIELDS)
 # The meld tables the kernels use, read as globals (numba freezes them as constants).
 _RUN_DW, _RUN_MELDED, _RANK_POINTS = _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds._RANK_POINTS
+
+
+_ORDERED_DECK = np.arange(NUM_CARDS, dtype=np.int8)[None]  #: (1, 52) the cards in index order
 
 
 def _rule_params(rules: Rules, episode: str) -> np.ndarray:
@@ -307,7 +320,7 @@ def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
     r_int[i, RI_SCORES] = scores[i, 0]
     r_int[i, RI_SCORES + 1] = scores[i, 1]
     if game_ep and not game_over:
-        flags[i, F_NEED_DEAL] = True
+        flags[F_NEED_DEAL, i] = True
         if void:
             next_dealer[i] = dealer[i]
         elif rp[RP_NEXT_DEALER] == 0:
@@ -321,18 +334,24 @@ def _end_hand(i, winner, pts, void, cap, rp, st, res, out):
         current_player[i] = -1
         phase[i] = PH_OVER
         if cap and not game_ep:
-            flags[i, F_TRUNCATED] = True
+            flags[F_TRUNCATED, i] = True
         else:
-            flags[i, F_TERMINATED] = True
+            flags[F_TERMINATED, i] = True
 
 
 @njit(cache=True)
-def _step_kernel(actions, move, rp, st, res, out):
+def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     """Apply one action in every unfinished game with move[i] (the action is legal: checked by the caller).
 
-    flags[i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
+    flags[:, i] = (terminated, truncated, hand_over, need_deal); ended[i] = how game i's
     episode ended (terminated, truncated), repeated in flags while it stays finished.
-    Returns (games needing a new deal, games whose episode is over).
+    Returns (games needing a new deal, games whose episode is over, observed).
+
+    view = (observations, masks): when no game is to be dealt (a new hand, or with ``autoreset``
+    a new episode), the mover's view of every game (``every_row``) or of the games that moved or
+    are over is written there in the same call and observed is True; otherwise the caller deals
+    and observes (one kernel call less per step matters when N is small: a call costs
+    microseconds).
     """
     hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
     done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
@@ -349,8 +368,8 @@ def _step_kernel(actions, move, rp, st, res, out):
     deals = 0
     for i in range(actions.shape[0]):
         if done[i] or not move[i]:  # ended[i] is all False while the episode runs
-            flags[i, F_TERMINATED] = ended[i, F_TERMINATED]
-            flags[i, F_TRUNCATED] = ended[i, F_TRUNCATED]
+            flags[F_TERMINATED, i] = ended[i, F_TERMINATED]
+            flags[F_TRUNCATED, i] = ended[i, F_TRUNCATED]
             continue
         a = actions[i]
         p = current_player[i]
@@ -392,7 +411,7 @@ def _step_kernel(actions, move, rp, st, res, out):
                     phase[i] = PH_DRAW
                     continue
                 # void hand: report both players' own deadwood
-                flags[i, F_HAND_OVER] = True
+                flags[F_HAND_OVER, i] = True
                 r_bool[i, RB_VOID] = True
                 r_bool[i, RB_TRUNC] = cap
                 for q in range(2):
@@ -422,7 +441,7 @@ def _step_kernel(actions, move, rp, st, res, out):
             if rp[RP_SPADE_DOUBLE] == 1 and up // NUM_RANKS == 0:
                 pts *= 2
                 r_bool[i, RB_SPADE] = True
-            flags[i, F_HAND_OVER] = True
+            flags[F_HAND_OVER, i] = True
             r_int[i, RI_KNOCKER] = p
             r_int[i, RI_KNOCK_CARD] = c
             r_int[i, RI_DEADWOOD + p] = k_dw
@@ -435,12 +454,20 @@ def _step_kernel(actions, move, rp, st, res, out):
             _end_hand(i, winner, pts, False, False, rp, st, res, out)
     over = 0
     for i in range(actions.shape[0]):
-        deals += flags[i, F_NEED_DEAL]
-        if flags[i, F_TERMINATED] or flags[i, F_TRUNCATED]:
-            ended[i, F_TERMINATED] = flags[i, F_TERMINATED]
-            ended[i, F_TRUNCATED] = flags[i, F_TRUNCATED]
+        deals += flags[F_NEED_DEAL, i]
+        if flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]:
+            ended[i, F_TERMINATED] = flags[F_TERMINATED, i]
+            ended[i, F_TRUNCATED] = flags[F_TRUNCATED, i]
             over += 1
-    return deals, over
+    if deals > 0 or (over > 0 and autoreset):
+        return deals, over, False
+    rows = np.empty(actions.shape[0], np.int64)
+    k = 0
+    for i in range(actions.shape[0]):
+        rows[k] = i
+        k += every_row or move[i] or flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]
+    _observe_rows(rows[:k], current_player, False, True, rp, st, view[0], view[1])
+    return deals, over, True
 
 
 @njit(cache=True, inline="always")
@@ -451,10 +478,26 @@ def _zero(o, start, size):
 
 @njit(cache=True)
 def _observe_kernel(rows, players, write_mask, rp, st, out_obs, out_mask):
-    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover.
+    """Observation of players[i] in each game i in rows; with write_mask, also the legal-action mask of the mover."""
+    _observe_rows(rows, players, False, write_mask, rp, st, out_obs, out_mask)
+
+
+@njit(cache=True)
+def _observe_packed_kernel(rows, players, rp, st, out_obs):
+    """Observation of players[j] in game rows[j] into out_obs[j] (no mask): a few rows, packed."""
+    _observe_rows(rows, players, True, False, rp, st, out_obs, np.empty((1, NUM_ACTIONS), np.bool_))
+
+
+@njit(cache=True)
+def _observe_rows(rows, players, packed, write_mask, rp, st, out_obs, out_mask):
+    """The loop of the observe kernels, also run by the step kernel: player players[i] of game
+    i = rows[j] into out_obs[i] (``packed``: players[j] into out_obs[j]); with write_mask, the
+    mover's legal actions into out_mask[i].
 
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
-    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
+    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds. One loop
+    over the rows here, not a function per row: each call would unpack the state again (a
+    reference count per array), which costs as much as the row's work.
     """
     hands, taken, discarded = st[ST_HANDS], st[ST_TAKEN], st[ST_DISCARDED]
     declined, pile_size, pile = st[ST_DECLINED], st[ST_PILE_SIZE], st[ST_PILE]
@@ -467,8 +510,8 @@ def _observe_kernel(rows, players, write_mask, rp, st, out_obs, out_mask):
     tmp = np.empty(4, np.int64)
     for j in range(rows.shape[0]):
         i = rows[j]
-        p = players[i]
-        o = out_obs[i]
+        p = players[j] if packed else players[i]
+        o = out_obs[j] if packed else out_obs[i]
         if write_mask:
             out_mask[i, :] = False
         if p < 0:
@@ -570,13 +613,14 @@ class VectorGame:
         self.state.current_player[:] = -1
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
         self._all = np.arange(self.num_games)
+        self._blank_result = HandResult(self.num_games)  # copied for each step's result (faster than filling)
         self._move_all = np.ones(self.num_games, bool)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
-        return self.rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (k, 1)), axis=1)
+        return self.rng.permuted(_ORDERED_DECK.repeat(k, axis=0), axis=1)  # repeat: np.tile's Python costs more
 
     def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
         _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp,
@@ -608,7 +652,7 @@ class VectorGame:
         else:
             dl = self._check_dealers(dealers, len(idx))
         self._new_games(idx, d, dl)
-        return self._output(np.zeros((self.num_games, 2), np.float32), HandResult(self.num_games),
+        return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result._blank_like(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
 
@@ -676,7 +720,7 @@ class VectorGame:
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         s = self.state
-        a = a.astype(np.int64)
+        a = a.astype(np.int64, copy=False)  # the kernels only read it
         move = self._move_all if games is None else self._selection(games)
         if not checked:
             bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
@@ -684,21 +728,25 @@ class VectorGame:
                 self._illegal(bad, int(a[bad]))
         n = self.num_games
         rewards = np.zeros((n, 2), np.float32)
-        flags = np.zeros((n, 4), bool)
-        terminated, truncated, hand_over, need_deal = (flags[:, k] for k in (F_TERMINATED, F_TRUNCATED, F_HAND_OVER,
-                                                                             F_NEED_DEAL))
+        flags = np.zeros((4, n), bool)
+        terminated, truncated, hand_over, need_deal = flags
         next_dealer = np.zeros(n, np.int8)
-        r = HandResult(n)
-        deals, over = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
-                                   (rewards, flags, next_dealer, self._ended))
-        if deals:
-            idx = np.flatnonzero(need_deal)
-            self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
-        if self.autoreset and over:
-            self._new_games(np.flatnonzero(terminated | truncated))
-        # games that did not move kept their state, so only the others are observed again
-        rows = None if games is None else np.flatnonzero(move | terminated | truncated)
-        return self._output(rewards, r, terminated, truncated, hand_over, rows, observation)
+        r = self._blank_result._blank_like()
+        obs = self._obs_buffer(observation, games is None)
+        # the kernel also writes the new views when no game is to be dealt (most steps at small N)
+        deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
+                                             (rewards, flags, next_dealer, self._ended), (obs, self._mask),
+                                             games is None, self.autoreset)
+        if not observed:
+            if deals:
+                idx = np.flatnonzero(need_deal)
+                self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
+            if self.autoreset and over:
+                self._new_games(np.flatnonzero(terminated | truncated))
+            # games that did not move kept their state, so only the others are observed again
+            rows = self._all if games is None else np.flatnonzero(move | terminated | truncated)
+            _observe_kernel(rows, s.current_player, True, self._rp, s.arrays(), obs, self._mask)
+        return StepOutput(s.current_player.copy(), self._mask.copy(), obs, rewards, terminated, truncated, hand_over, r)
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])
@@ -708,18 +756,20 @@ class VectorGame:
                          f"{int(self.state.current_player[game])}; legal actions: {listing}")
 
     # ------------------------------------------------------------- observation
-    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
-              out: np.ndarray | None = None) -> np.ndarray:
-        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
+    def _obs_buffer(self, out: np.ndarray | None, every_row: bool) -> np.ndarray:
+        """``out`` checked, or a new (N, OBS_SIZE) buffer: uninitialised when every row will be
+        written, zeros otherwise (rows not observed read as zeros)."""
         if out is not None:
             if out.shape != (self.num_games, OBS_SIZE) or out.dtype != np.float32 or not out.flags.c_contiguous:
                 raise ValueError(f"observation must be a C-contiguous float32 array of shape "
                                  f"({self.num_games}, {OBS_SIZE}), got {out.dtype} {out.shape}")
-            obs = out
-        elif rows is None:
-            obs = np.empty((self.num_games, OBS_SIZE), np.float32)
-        else:
-            obs = np.zeros((self.num_games, OBS_SIZE), np.float32)
+            return out
+        return (np.empty if every_row else np.zeros)((self.num_games, OBS_SIZE), np.float32)
+
+    def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """Views of players[i] in games ``rows`` (all if None; the other rows are zeros, or kept in ``out``)."""
+        obs = self._obs_buffer(out, rows is None)
         if rows is None:
             rows = self._all
         _observe_kernel(rows.astype(np.int64), players.astype(np.int64), write_mask, self._rp, self.state.arrays(),
@@ -727,16 +777,22 @@ class VectorGame:
         return obs
 
     def observe(self, players: int | Sequence[int] | np.ndarray,
-                games: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+                games: Sequence[int] | np.ndarray | None = None, packed: bool = False) -> np.ndarray:
         """(N, OBS_SIZE) observation of the given player in each game (any player, not only the mover);
-        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros."""
+        with ``games`` (a (N,) bool mask or game indices) only those rows, the others are zeros;
+        with ``packed=True`` only those rows, in game order: a (len(selected games), OBS_SIZE) array."""
         arr = np.asarray(players)
         if arr.ndim == 0:
             arr = np.full(self.num_games, arr)
         if arr.shape != (self.num_games,) or not ((arr == 0) | (arr == 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
         rows = None if games is None else np.flatnonzero(self._selection(games))
-        return self._view(arr, write_mask=False, rows=rows)
+        if not packed:
+            return self._view(arr, write_mask=False, rows=rows)
+        rows = self._all if rows is None else rows
+        obs = np.empty((len(rows), OBS_SIZE), np.float32)
+        _observe_packed_kernel(rows, arr[rows].astype(np.int64), self._rp, self.state.arrays(), obs)
+        return obs
 
     def _output(self, rewards, result, terminated, truncated, hand_over, rows=None, out=None) -> StepOutput:
         obs = self._view(self.state.current_player, write_mask=True, rows=rows, out=out)

@@ -141,6 +141,31 @@ def test_observe_selected_games_only():
     assert not part[[0, 2]].any()
 
 
+@pytest.mark.parametrize("games", [[1, 3, 4], np.array([False, True, False, True, True, False])])
+def test_observe_packed_gives_the_selected_rows_in_game_order(games):
+    # Mid-hand, with a different player per game: the packed rows are the full view's rows.
+    rng = np.random.default_rng(2)
+    g = VectorGame(6, seed=2)
+    out = g.reset()
+    for _ in range(9):
+        out = g.step(random_legal_actions(out.legal_action_mask, rng))
+    players = np.array([0, 1, 1, 0, 1, 0])
+    packed = g.observe(players, games=games, packed=True)
+    assert packed.shape == (3, g.observe(0).shape[1])
+    np.testing.assert_array_equal(packed, g.observe(players)[[1, 3, 4]])
+
+
+def test_a_bad_observation_buffer_is_refused_before_any_game_moves():
+    g = VectorGame(3, seed=1)
+    out = g.reset()
+    before = g.get_state()
+    with pytest.raises(ValueError, match="observation must be"):
+        g.step(random_legal_actions(out.legal_action_mask, np.random.default_rng(0)),
+               observation=np.zeros((3, 5), np.float32))
+    for f in fields(before):
+        np.testing.assert_array_equal(getattr(g.state, f.name), getattr(before, f.name))
+
+
 def test_observation_buffer_follows_every_game():
     """step/reset(observation=buf) write the moved games' views into buf and keep its other rows."""
     rng = np.random.default_rng(6)
