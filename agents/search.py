@@ -51,7 +51,7 @@ from .base import Agent, check_batch
 from .expert import ExpertAgent
 from .simple import _simple_kernel
 
-DEFAULT_WORLDS = 8  #: worlds per candidate action (``search`` = ``search:16``)
+DEFAULT_WORLDS = 20  #: worlds per candidate action (``search`` = ``search:20``): the most that fit 50 ms CPU per decision
 ROLLOUTS = ("simple", "expert")
 _POINTS = CARD_POINTS.astype(np.int64)
 

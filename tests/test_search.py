@@ -30,8 +30,9 @@ def test_registered_spec_and_bad_k() -> None:
     for bad in ("search:0", "search:-2", "search:5000"):
         with pytest.raises(ValueError, match="search worlds K must be an integer 1..4096"):
             agents.make(bad, seed=0)
-    with pytest.raises(ValueError, match="search:K needs an integer K"):
-        agents.make("search:many", seed=0)
+    for bad in ("search:many", "search:2.5"):
+        with pytest.raises(ValueError, match="search:K needs an integer K"):
+            agents.make(bad, seed=0)
 
 
 @pytest.mark.slow
