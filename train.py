@@ -87,10 +87,10 @@ class Args:
     torch_deterministic: bool = arg(True,
         "if toggled, `torch.backends.cudnn.deterministic=True` (CPU runs are reproducible either way)")
     device: str = arg("auto", "where the network runs: cpu, cuda or auto (cuda if available)")
-    num_threads: int = arg(1,
-        "torch intra-op threads (0: torch's default, one per core). 1 is fastest on a small machine: the numba "
-        "kernels (game, features, bots) run between the network's calls anyway, and more threads than free cores "
-        "collapse throughput (about 10x slower on 2 cores next to one busy process); try 2-4 on a quiet big machine")
+    num_threads: int = arg(0,
+        "threads of torch and of the numba kernels (features, bots); 0: one per core. Idle threads sleep "
+        "(OMP_WAIT_POLICY=PASSIVE), so a second run beside this one slows it by less than 2x instead of 10x; "
+        "set 1 to leave the other cores to other work")
     run_dir: str = arg("runs", "directory for TensorBoard events and checkpoints")
     run_name: str = arg("",
         "name of this run's directory under run_dir ('': <exp_name>__<seed>__<unix time>); with a "
