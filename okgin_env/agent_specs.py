@@ -61,7 +61,8 @@ _ENTRY_POINTS_LOADED = False
 
 def register_agent(name: str, factory: Callable[[str | None, int | None], Any], usage: str | None = None,
                    needs_arg: bool = False) -> None:
-    """Make ``name`` (and ``name:ARG``) a spec: ``factory(arg, seed)`` returns the agent.
+    """Make ``name`` (and ``name:ARG``) a spec: ``factory(arg, seed)`` returns the agent. ``arg`` is
+    None for the bare name and the (stripped) text after the colon otherwise, "" for ``name:``.
 
     Registering a name again replaces it (a package may override a bundled bot).
     """
@@ -111,7 +112,7 @@ def make_agent(spec: str, seed: int | None = None) -> Any:
         arg = arg.strip() if sep else None
         if entry.needs_arg and not arg:
             raise ValueError(f"agent spec {entry.usage!r} needs a value after '{head}:' (got {spec!r})")
-        agent = entry.factory(arg or None, seed)
+        agent = entry.factory(arg, seed)  # None without a colon; "" for "name:" (the factory says what is missing)
     elif sep:
         agent = _plugin(text, head.strip(), arg.strip(), seed)
     else:

@@ -33,6 +33,8 @@ def test_registered_spec_and_bad_k() -> None:
     for bad in ("search:many", "search:2.5"):
         with pytest.raises(ValueError, match="search:K needs an integer K"):
             agents.make(bad, seed=0)
+    with pytest.raises(ValueError, match="search:K needs an integer K"):  # a colon alone is a typo, not the default
+        agents.make("search:", seed=0)
 
 
 @pytest.mark.slow
