@@ -162,7 +162,6 @@ def take_then_best(ms: np.ndarray, top: int, after: np.ndarray, work: np.ndarray
     return best
 
 
-
 def row_chunks(n: int) -> int:
     """How many chunks a batch of n rows is split into for a kernel's ``prange``: four per numba
     thread (rows differ in cost: a discard search costs ~10 draws), each of at least 16 rows, and
