@@ -353,6 +353,25 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     and observes (one kernel call less per step matters when N is small: a call costs
     microseconds).
     """
+    deals, over = _transition(actions, move, rp, st, res, out)
+    flags = out[OUT_FLAGS]
+    if deals > 0 or (over > 0 and autoreset):
+        return deals, over, False
+    rows = np.empty(actions.shape[0], np.int64)
+    k = 0
+    for i in range(actions.shape[0]):
+        rows[k] = i
+        k += every_row or move[i] or flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]
+    _observe_rows(rows[:k], st[ST_CURRENT_PLAYER], False, True, rp, st, view[0], view[1])
+    return deals, over, True
+
+
+@njit(cache=True)
+def _transition(actions, move, rp, st, res, out):
+    """The rules of one step: apply actions[i] in every unfinished game with move[i] (legal: checked
+    by the caller), book ended hands into ``res`` and ``out`` (rewards, flags, next_dealer) and
+    update ``ended``; no observation. Returns (games needing a new deal, games whose episode is over).
+    Shared by ``VectorGame.step`` and the vector env's fused rounds (``okgin_env.vector_kernels``)."""
     hands, pile, pile_size = st[ST_HANDS], st[ST_PILE], st[ST_PILE_SIZE]
     done, current_player, phase = st[ST_DONE], st[ST_CURRENT_PLAYER], st[ST_PHASE]
     taken, taken_card, declined = st[ST_TAKEN], st[ST_TAKEN_CARD], st[ST_DECLINED]
@@ -365,7 +384,6 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
     cand = np.empty(4, np.int64)
     tmp = np.empty(4, np.int64)
     kd = np.empty(2, np.int64)
-    deals = 0
     for i in range(actions.shape[0]):
         if done[i] or not move[i]:  # ended[i] is all False while the episode runs
             flags[F_TERMINATED, i] = ended[i, F_TERMINATED]
@@ -452,22 +470,14 @@ def _step_kernel(actions, move, rp, st, res, out, view, every_row, autoreset):
                 for cc in range(NUM_CARDS):
                     r_cards[i, q, cc] = hands[i, q, cc]
             _end_hand(i, winner, pts, False, False, rp, st, res, out)
-    over = 0
+    deals = over = 0
     for i in range(actions.shape[0]):
         deals += flags[F_NEED_DEAL, i]
         if flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]:
             ended[i, F_TERMINATED] = flags[F_TERMINATED, i]
             ended[i, F_TRUNCATED] = flags[F_TRUNCATED, i]
             over += 1
-    if deals > 0 or (over > 0 and autoreset):
-        return deals, over, False
-    rows = np.empty(actions.shape[0], np.int64)
-    k = 0
-    for i in range(actions.shape[0]):
-        rows[k] = i
-        k += every_row or move[i] or flags[F_TERMINATED, i] or flags[F_TRUNCATED, i]
-    _observe_rows(rows[:k], current_player, False, True, rp, st, view[0], view[1])
-    return deals, over, True
+    return deals, over
 
 
 @njit(cache=True, inline="always")
@@ -636,6 +646,15 @@ class VectorGame:
         self._ended[idx] = False
         self._deal(idx, decks, dealers)
 
+    def _redeal(self, idx: np.ndarray) -> None:
+        """New random episodes in games ``idx`` (dealers, then decks, drawn as ``reset`` draws them), not observed."""
+        self._new_games(idx, None, self.rng.integers(0, 2, len(idx)))
+
+    def _deal_next_hands(self, need_deal: np.ndarray, next_dealer: np.ndarray) -> None:
+        """The next hand of a game episode where ``need_deal`` (a random deck each), not observed."""
+        idx = np.flatnonzero(need_deal)
+        self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
+
     def reset(self, seed: int | None = None, decks: Sequence | np.ndarray | None = None,
               dealers: int | Sequence[int] | np.ndarray | None = None,
               games: Sequence[int] | np.ndarray | None = None, observation: np.ndarray | None = None) -> StepOutput:
@@ -646,12 +665,15 @@ class VectorGame:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._all if games is None else np.flatnonzero(self._selection(games))
-        d = None if decks is None else self._check_decks(decks, len(idx))
-        if dealers is None:
-            dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
+        if decks is None and dealers is None:
+            self._redeal(idx)
         else:
-            dl = self._check_dealers(dealers, len(idx))
-        self._new_games(idx, d, dl)
+            d = None if decks is None else self._check_decks(decks, len(idx))
+            if dealers is None:
+                dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
+            else:
+                dl = self._check_dealers(dealers, len(idx))
+            self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result._blank_like(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
@@ -739,8 +761,7 @@ class VectorGame:
                                              games is None, self.autoreset)
         if not observed:
             if deals:
-                idx = np.flatnonzero(need_deal)
-                self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
+                self._deal_next_hands(need_deal, next_dealer)
             if self.autoreset and over:
                 self._new_games(np.flatnonzero(terminated | truncated))
             # games that did not move kept their state, so only the others are observed again

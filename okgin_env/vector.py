@@ -66,11 +66,12 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import resolve_agent
-from .core import HandResult, StepOutput, VectorGame
+from .core import F_NEED_DEAL, F_TERMINATED, F_TRUNCATED, HandResult, VectorGame, _observe_packed_kernel
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
+from .vector_kernels import advance, first_illegal_packed, illegal_rows, over_rows, views
 
 # hand_result fields in infos -> the HandResult property that holds them
 HAND_RESULT_FIELDS = {
@@ -96,21 +97,20 @@ class HandLog:
         self.result.ints[sel] = -1
         self.result.bools[sel] = False
 
-    def add(self, out: StepOutput, games: np.ndarray, learner_points: np.ndarray) -> None:
-        """Log the hands that ended in the core step ``out`` in the games with indices ``games``."""
-        self.count[games] += 1
-        self.net[games] += learner_points
-        self.result.ints[games] = out.result.ints[games]
-        self.result.bools[games] = out.result.bools[games]
+    def arrays(self) -> tuple:
+        """(count, net, result ints, result bools): how ``vector_kernels.advance`` books into it."""
+        return (self.count, self.net, self.result.ints, self.result.bools)
 
     def info(self, games: np.ndarray) -> dict[str, Any]:
         """Vector-info entries for the rows in ``games`` where a hand ended (empty if none)."""
         rows = games & (self.count > 0)
         if not rows.any():
             return {}
+        result = HandResult.__new__(HandResult)  # views into one copy of the packed rows, not a copy per field
+        result.ints, result.bools = self.result.ints.copy(), self.result.bools.copy()
         hr: dict[str, Any] = {}
         for key, prop in HAND_RESULT_FIELDS.items():
-            hr[key] = getattr(self.result, prop).copy()
+            hr[key] = getattr(result, prop)
             hr[f"_{key}"] = rows
         return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy(), "_net_points": rows,
                 "hands": self.count.copy(), "_hands": rows}
@@ -170,21 +170,33 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._scale = self.config.reward_scale
         self._coef = self.config.deadwood_shaping
         self._terminate = self.config.illegal_action == "terminate"
-        # per-game state, allocated once; _obs/_mask/_cur: the view of each game's player to move
+        # per-game state, allocated once. _obs/_mask: the learner's views as returned by the last
+        # step (new arrays each step); the core's own mask follows every move.
         self._rows = np.arange(n)
         self._all = np.ones(n, bool)
         self._seat = np.zeros(n, np.int8)
         self._opp_seat = np.ones(n, np.int8)
         self._obs = np.zeros((n, OBS_SIZE), np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), bool)
-        self._cur = np.full(n, -1, np.int8)
-        self._flags = (np.zeros(n, bool), np.zeros(n, bool))  # (terminated, truncated) of the last core step
         self._phi = np.zeros(n, np.float64)  # potential at the learner's last decision
         self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
-        self._opp_actions = np.zeros(n, np.int64)
         self._step_log, self._reset_log = HandLog(n), HandLog(n)
         self._skipped = np.zeros(n, np.int32)
         self._no_mask = np.zeros((n, NUM_ACTIONS), bool)
+        # scratch of the fused rounds (okgin_env.vector_kernels): games whose view is to be written,
+        # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
+        self._st = self.game.state.arrays()
+        self._rp = self.game._rp
+        self._changed = np.zeros(n, bool)
+        self._over = np.zeros(n, bool)
+        self._no_illegal = np.zeros(0, bool)
+        self._opp_idx = np.zeros(n, np.int64)
+        self._actions = np.zeros(n, np.int64)
+        self._move = np.zeros(n, bool)
+        self._res = HandResult(n)
+        self._res_arrays = self._res.arrays()
+        self._out = (np.zeros((n, 2), np.float32), np.zeros((4, n), bool), np.zeros(n, np.int8), self.game._ended)
+        self._game_episode = self.config.episode == "game"
         self._ready = False
 
     # ---------------------------------------------------------------- opponent
@@ -208,14 +220,14 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             out = self.game.reset(seed=game_seed, decks=decks, dealers=dealers)
         except ValueError as e:
             raise ValueError(f"reset options: {e}") from None
-        self._obs = out.observation
-        self._absorb(out)
+        self._obs = out.observation  # the views below rewrite the learner's rows
         self._step_log.clear()
         self._reset_log.clear()
         self._new_seats(self._all)
         self._pending[:] = 0.0
         self._skipped[:] = 0
-        self._settle(np.zeros(self.num_envs), self._all.copy(), None)
+        self._changed[:] = True
+        self._settle(np.zeros(self.num_envs), self._all.copy(), 0, None)
         if self._coef:
             self._phi = potential(self._obs, self._coef, self._scale).astype(np.float64)
         self._ready = True
@@ -248,32 +260,29 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},) with values 0-"
                              f"{NUM_ACTIONS - 1}, got {a.dtype} {a.shape}")
         a = a.astype(np.int64, copy=False)
-        in_range = (a >= 0) & (a < NUM_ACTIONS)
-        legal = in_range & self._mask[self._rows, np.where(in_range, a, 0)]
-        illegal = ~legal
-        any_illegal = not legal.all()
+        illegal = np.empty(self.num_envs, bool)
+        any_illegal = illegal_rows(a, self.game._mask, illegal) > 0
         if any_illegal and not self._terminate:
             g = int(np.argmax(illegal))
-            what = action_text(int(a[g])) if in_range[g] else f"out of range 0-{NUM_ACTIONS - 1}"
+            what = action_text(int(a[g])) if 0 <= a[g] < NUM_ACTIONS else f"out of range 0-{NUM_ACTIONS - 1}"
             raise ValueError(f"illegal action {int(a[g])} ({what}) in game {g}; legal actions: "
                              f"{legal_listing(self._mask[g])}")
         reward = np.zeros(self.num_envs, np.float64)
         self._step_log.clear()
         self._reset_log.clear()
         fresh = np.zeros(self.num_envs, bool)  # games whose new episode has not reached the learner yet
-        # a new buffer for the observations this step returns (the last ones stay as they were);
-        # the core writes each later view into it, for the games that move
+        # a new buffer for the views this step returns: every game moves (or, if its action was
+        # illegal, starts a new episode), so every row is written again
+        self._obs = np.empty((self.num_envs, OBS_SIZE), np.float32)
         if any_illegal:  # the games with an illegal action do not move; their episode ends below
-            self._obs = self._obs.copy()
-            self._absorb(self.game.step(a, games=legal, observation=self._obs, checked=True))
+            idx = np.flatnonzero(~illegal)
+            over = self._advance(idx, a[idx], reward, fresh)
         else:
-            out = self.game.step(a, checked=True)  # checked against the mask above
-            self._obs = out.observation
-            self._absorb(out)
-        self._book(reward, fresh)
+            over = self._advance(self._rows, a, reward, fresh)
         reward += self._pending
         self._pending[:] = 0.0
-        done, terminated, truncated, final_obs, final_seat = self._settle(reward, fresh, illegal if any_illegal else None)
+        done, terminated, truncated, final_obs, final_seat = self._settle(reward, fresh, over,
+                                                                          illegal if any_illegal else None)
         if any_illegal:
             reward[illegal] += ILLEGAL_REWARD
         if self._coef:  # phi(s') - phi(s); phi = 0 after the end (s' of a new episode is its start)
@@ -297,9 +306,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         return self._mask
 
     # ----------------------------------------------------------------- helpers
-    def _settle(self, reward: np.ndarray, fresh: np.ndarray, illegal: np.ndarray | None):
+    def _settle(self, reward: np.ndarray, fresh: np.ndarray, over: int, illegal: np.ndarray | None):
         """Deal again where episodes ended and let the opponent play (batched, where it is to move)
-        until the learner is to move in every game.
+        until the learner is to move in every game; ``over``: episodes the last move ended.
 
         An episode the learner played that ends (or whose learner acted illegally) is recorded:
         returns (done, terminated, truncated, final_obs, final_seat). A new episode (``fresh``) that
@@ -308,23 +317,23 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         n = self.num_envs
         done, terminated, truncated = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
         final_obs = final_seat = None
+        flags = self._out[1]
         while True:
-            over = self._cur < 0
-            if illegal is not None:
-                over |= illegal
-            if over.any():
-                real = over & ~fresh
+            if over or illegal is not None:
+                ended = self._over
+                over_rows(self._st, self._no_illegal if illegal is None else illegal, ended)
+                real = ended & ~fresh
                 if real.any():
                     if final_obs is None:
                         final_obs = np.full(n, None, dtype=object)
                         final_seat = self._seat.copy()
-                    terminated[real] = self._flags[0][real]
-                    truncated[real] = self._flags[1][real]
+                    terminated[real] = flags[F_TERMINATED][real]
+                    truncated[real] = flags[F_TRUNCATED][real]
                     if illegal is not None:
                         terminated |= illegal
                     self._record_final_obs(final_obs, real)
                     done |= real
-                skip = over & fresh
+                skip = ended & fresh
                 if skip.any():
                     self._skipped += skip
                     if self._skipped[skip].max() >= MAX_RESET_TRIES:
@@ -333,70 +342,53 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                                            "before the learner could act")
                     self._pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
                     self._reset_log.clear(skip)
-                self._absorb(self.game.reset(games=over, observation=self._obs))
+                self.game._redeal(np.flatnonzero(ended))
+                self._changed |= ended
                 if real.any():
                     self._new_seats(real)
-                fresh |= over
-            illegal = None
-            turn = self._cur == self._opp_seat
-            if not turn.any():
+                fresh |= ended
+                illegal = None
+            # the learner's views into its rows, the opponent's packed into new arrays it may keep
+            opp_obs = np.empty((n, OBS_SIZE), np.float32)
+            opp_mask = np.empty((n, NUM_ACTIONS), bool)
+            k = views(self._changed, self._seat, self._rp, self._st, self._obs, self.game._mask, opp_obs, opp_mask,
+                      self._opp_idx)
+            if k == 0:
+                self._mask = self.game._mask.copy()
                 return done, terminated, truncated, final_obs, final_seat
-            self._opponent_round(turn)
-            self._book(reward, fresh)
+            over = self._opponent_round(opp_obs[:k], opp_mask[:k], self._opp_idx[:k], reward, fresh)
 
-    def _opponent_round(self, turn: np.ndarray) -> None:
-        """One batched opponent decision in the games where it is to move."""
-        idx = np.flatnonzero(turn)
-        masks = np.take(self._mask, idx, axis=0)  # np.take: the same rows as [idx], a third faster
-        acts = np.asarray(self.opponent.act(np.take(self._obs, idx, axis=0), masks))
+    def _opponent_round(self, obs: np.ndarray, masks: np.ndarray, idx: np.ndarray, reward: np.ndarray,
+                        fresh: np.ndarray) -> int:
+        """One batched opponent decision in games ``idx`` (its views ``obs``/``masks``); returns episodes over."""
+        acts = np.asarray(self.opponent.act(obs, masks))
         if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
             raise ValueError(f"the opponent {self.opponent_name!r} must return ({len(idx)},) integer actions, "
                              f"got {acts.dtype} {acts.shape}")
-        ok = (acts >= 0) & (acts < NUM_ACTIONS)
-        ok &= masks[np.arange(len(idx)), np.where(ok, acts, 0)]
-        if not ok.all():
-            j = int(np.argmin(ok))
+        acts = acts.astype(np.int64, copy=False)
+        j = first_illegal_packed(idx, acts, self.game._mask)
+        if j >= 0:
             raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal action {int(acts[j])} in "
-                             f"game {int(idx[j])}; legal: {legal_listing(masks[j])}")
-        self._opp_actions[idx] = acts
-        self._absorb(self.game.step(self._opp_actions, games=turn, observation=self._obs, checked=True))
+                             f"game {int(idx[j])}; legal: {legal_listing(self.game._mask[idx[j]])}")
+        return self._advance(idx, acts, reward, fresh)
 
-    def _absorb(self, out: StepOutput) -> None:
-        """Take the core's output (its observation is ``self._obs``, updated in place)."""
-        self._mask = out.legal_action_mask
-        self._cur = out.current_player
-        self._flags = (out.terminated, out.truncated)
-        self._out = out
-
-    def _book(self, reward: np.ndarray, fresh: np.ndarray) -> None:
-        """The learner's reward for the last core step (only where a hand ended): to ``reward``
-        and the step's hand log, or for ``fresh`` episodes to the pending reward and the reset log."""
-        out = self._out
-        idx = np.flatnonzero(out.hand_over)
-        if len(idx) == 0:
-            return
-        seat = self._seat[idx]
-        points = out.rewards[idx, seat].astype(np.float64)  # the learner's net points
-        if self._points:
-            r = points * self._scale
-        else:
-            res = out.result
-            winner = (res.winner if self.config.episode == "hand" else res.game_winner)[idx]
-            r = np.where(winner >= 0, np.where(winner == seat, 1.0, -1.0), 0.0)
-        new = fresh[idx]
-        if new.any():
-            self._pending[idx[new]] += r[new]
-            self._reset_log.add(out, idx[new], points[new])
-            old = ~new
-            idx, r, points = idx[old], r[old], points[old]
-        reward[idx] += r
-        self._step_log.add(out, idx, points)
+    def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
+        """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
+        ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
+        deals, over = advance(idx, acts, self._actions, self._move, self._rp, self._st, self._res_arrays, self._out,
+                              self._seat, fresh, self._points, self._scale, self._game_episode, reward,
+                              self._pending, self._step_log.arrays(), self._reset_log.arrays(), self._changed)
+        if deals:  # a game episode goes on with a new hand
+            self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
+        return over
 
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray) -> None:
         """The learner's view of each ended episode's last state into the object array ``final``."""
-        obs = self.game.observe(self._seat, games=games, packed=True)  # only these rows: a few per step
+        rows = np.flatnonzero(games)  # only these rows: a few per step
+        obs = np.empty((len(rows), OBS_SIZE), np.float32)
+        _observe_packed_kernel(rows, self._seat[rows].astype(np.int64), self._rp, self._st, obs)
         dict_obs = self.config.obs_format == "dict"
-        for j, i in enumerate(np.flatnonzero(games)):  # Gymnasium's final_obs is a per-game object array
+        for j, i in enumerate(rows.tolist()):  # Gymnasium's final_obs is a per-game object array
             final[i] = {"observation": obs[j], "action_mask": np.zeros(NUM_ACTIONS, np.int8)} if dict_obs else obs[j]
 
     def _info(self, games: np.ndarray, hands: dict[str, Any]) -> dict[str, Any]:

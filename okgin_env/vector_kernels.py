@@ -1,0 +1,133 @@
+"""Fused kernels of the vector env's rounds (``okgin_env.vector``): a round of moves with its
+bookkeeping in one call, and the views of the games that changed in another.
+
+The env steps the learner's N moves, then lets the opponent play round after round until the
+learner is to move everywhere. With one core ``step`` per round, Python's per-call work (new
+output arrays, copies, fancy indexing, one numpy call per booking) cost more than the moves
+themselves; here a round is two kernel calls and the opponent's call. Each game's view is
+written once, where it is read: the learner's into the env's (N, OBS_SIZE) observation row, the
+opponent's straight into the packed rows it receives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core import (F_HAND_OVER, OUT_FLAGS, OUT_REWARDS, RES_BOOLS,
+                   RES_INTS, RI_GAME_WINNER, RI_WINNER, ST_CURRENT_PLAYER, _observe_rows, _transition)
+
+# log = (count (N,) int32, net (N,) float64, ints (N, R) int32, bools (N, B) bool): a HandLog's arrays
+LOG_COUNT, LOG_NET, LOG_INTS, LOG_BOOLS = range(4)
+
+
+@njit(cache=True)
+def first_illegal_packed(idx, acts, mask):
+    """Index j of the first ``acts[j]`` that is out of range or not legal in game ``idx[j]``, or -1."""
+    for j in range(idx.shape[0]):
+        a = acts[j]
+        if a < 0 or a >= mask.shape[1] or not mask[idx[j], a]:
+            return j
+    return -1
+
+
+@njit(cache=True)
+def illegal_rows(actions, mask, illegal):
+    """illegal[i] = actions[i] is out of range or not legal in game i; returns how many are."""
+    count = 0
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        bad = a < 0 or a >= mask.shape[1] or not mask[i, a]
+        illegal[i] = bad
+        count += bad
+    return count
+
+
+@njit(cache=True)
+def advance(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode,
+            reward, pending, step_log, reset_log, changed):
+    """Play ``acts[j]`` in game ``idx[j]`` (legal: checked before) and book every hand that ends.
+
+    ``actions``/``move``/``res``/``out`` are the env's scratch buffers (cleared again here). For each
+    ended hand the learner (``seat``) earns its net points times ``scale`` (``points``) or +-1/0
+    by the winner of the hand or game: into ``reward`` and ``step_log``, or for a ``fresh`` episode
+    (not yet seen by the learner) into ``pending`` and ``reset_log``. Moved games are marked
+    ``changed`` (their views are written by ``views``). Returns (games needing a new deal,
+    episodes over), as the core's step.
+    """
+    flags, rewards = out[OUT_FLAGS], out[OUT_REWARDS]
+    flags[:] = False
+    for j in range(idx.shape[0]):
+        actions[idx[j]] = acts[j]
+        move[idx[j]] = True
+    deals, over = _transition(actions, move, rp, st, res, out)
+    r_int, r_bool = res[RES_INTS], res[RES_BOOLS]
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        move[i] = False
+        changed[i] = True
+        if not flags[F_HAND_OVER, i]:
+            continue
+        s = seat[i]
+        net = np.float64(rewards[i, s])
+        if points:
+            r = net * scale
+        else:
+            w = r_int[i, RI_GAME_WINNER] if game_episode else r_int[i, RI_WINNER]
+            r = 0.0 if w < 0 else (1.0 if w == s else -1.0)
+        log = reset_log if fresh[i] else step_log
+        if fresh[i]:
+            pending[i] += r
+        else:
+            reward[i] += r
+        log[LOG_COUNT][i] += 1
+        log[LOG_NET][i] += net
+        log[LOG_INTS][i, :] = r_int[i]
+        log[LOG_BOOLS][i, :] = r_bool[i]
+        r_int[i, :] = -1  # the scratch result row is blank again for the next hand
+        r_bool[i, :] = False
+        rewards[i, 0] = rewards[i, 1] = 0.0
+    return deals, over
+
+
+@njit(cache=True)
+def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx):
+    """Write the view of every ``changed`` game (then unmark it): the learner's (where ``seat`` is
+    to move) into ``obs[i]`` and ``mask[i]``; the opponent's into the next packed row of
+    ``opp_obs``/``opp_mask`` (game index in ``opp_idx``, in game order; its mask also into
+    ``mask[i]``, the core's). Finished games get none. Returns how many games the opponent is to move in."""
+    current_player = st[ST_CURRENT_PLAYER]
+    n = changed.shape[0]
+    mine = np.empty(n, np.int64)
+    k = m = 0
+    for i in range(n):
+        if not changed[i]:
+            continue
+        changed[i] = False
+        p = current_player[i]
+        if p < 0:
+            continue
+        if p == seat[i]:
+            mine[m] = i
+            m += 1
+        else:
+            opp_idx[k] = i
+            k += 1
+    _observe_rows(mine[:m], current_player, False, True, rp, st, obs, mask)
+    players = np.empty(k, np.int64)
+    for j in range(k):
+        players[j] = current_player[opp_idx[j]]
+    _observe_rows(opp_idx[:k], players, True, True, rp, st, opp_obs, mask)
+    for j in range(k):
+        i = opp_idx[j]
+        for a in range(mask.shape[1]):
+            opp_mask[j, a] = mask[i, a]
+    return k
+
+
+@njit(cache=True)
+def over_rows(st, illegal, over):
+    """over[i] = game i's episode is over (or, with ``illegal`` not empty, its learner acted illegally)."""
+    current_player = st[ST_CURRENT_PLAYER]
+    for i in range(over.shape[0]):
+        over[i] = current_player[i] < 0 or (illegal.shape[0] > 0 and illegal[i])
