@@ -10,6 +10,9 @@ An *agent* is any object with the batched ``act(observations (B, OBS_SIZE), acti
   ``agents`` package);
 * ``"module.path:Attr"``: a user's class or factory, imported and called as ``Attr(seed=seed)``.
 
+An agent may set ``uses_observations = False`` when it reads only the masks: an env may then
+pass it all-zero observations (the vector env does, and skips writing those views).
+
 Layering: ``okgin_env`` never imports ``agents``. Names it does not know are looked up in the
 ``okgin.agents`` entry-point group (``pyproject.toml`` points it at the ``agents`` package, whose
 import registers the bundled bots); any installed package can add agents the same way. A
@@ -31,6 +34,7 @@ class RandomPolicy:
     """Uniformly random legal actions from a seeded generator (the ``"random"`` agent)."""
 
     name = "random"
+    uses_observations = False  #: it reads only the masks (an env may pass it all-zero observations)
 
     def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -253,16 +253,23 @@ def _rule_params(rules: Rules, episode: str) -> np.ndarray:
 # read every field by its index constant: st[ST_HANDS], out[OUT_FLAGS], res[RES_INTS].
 
 @njit(cache=True)
-def _deal_kernel(idx, decks, dealers, rp, st):
-    """Deal a new hand in games idx[j] from decks[j] with dealers[j]."""
+def _deal_kernel(idx, decks, dealers, rp, st, ended, new_episode):
+    """Deal a new hand in games idx[j] from decks[j] with dealers[j]; ``new_episode``: also clear
+    the scores, the hands won and the ended flags (a new episode, not the next hand of a game)."""
     deck, hands, taken = st[ST_DECK], st[ST_HANDS], st[ST_TAKEN]
     discarded, declined, pile = st[ST_DISCARDED], st[ST_DECLINED], st[ST_PILE]
     pile_size, stock_next, dealer = st[ST_PILE_SIZE], st[ST_STOCK_NEXT], st[ST_DEALER]
     current_player, phase, taken_card = st[ST_CURRENT_PLAYER], st[ST_PHASE], st[ST_TAKEN_CARD]
     turns, done, knock_limit = st[ST_TURNS], st[ST_DONE], st[ST_KNOCK_LIMIT]
+    scores, hands_won = st[ST_SCORES], st[ST_HANDS_WON]
     for j in range(idx.shape[0]):
         i = idx[j]
         d = dealers[j]
+        if new_episode:
+            for q in range(2):
+                scores[i, q] = 0
+                hands_won[i, q] = 0
+                ended[i, q] = False
         for c in range(NUM_CARDS):
             deck[i, c] = decks[j, c]
             for p in range(2):
@@ -498,11 +505,21 @@ def _observe_packed_kernel(rows, players, rp, st, out_obs):
     _observe_rows(rows, players, True, False, rp, st, out_obs, np.empty((1, NUM_ACTIONS), np.bool_))
 
 
+_NO_SPLIT = np.empty(0, np.int64)
+
+
 @njit(cache=True)
 def _observe_rows(rows, players, packed, write_mask, rp, st, out_obs, out_mask):
     """The loop of the observe kernels, also run by the step kernel: player players[i] of game
     i = rows[j] into out_obs[i] (``packed``: players[j] into out_obs[j]); with write_mask, the
-    mover's legal actions into out_mask[i].
+    mover's legal actions into out_mask[i]."""
+    _observe_split(rows, players, packed, write_mask, rp, st, out_obs, out_mask, _NO_SPLIT, out_obs)
+
+
+@njit(cache=True)
+def _observe_split(rows, players, packed, write_mask, rp, st, out_obs, out_mask, split, out_split):
+    """``_observe_rows``, where each row j with split[j] >= 0 (``split`` not empty) goes to
+    out_split[split[j]] instead: one pass over the rows for views that go to two arrays.
 
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
     then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds. One loop
@@ -521,7 +538,10 @@ def _observe_rows(rows, players, packed, write_mask, rp, st, out_obs, out_mask):
     for j in range(rows.shape[0]):
         i = rows[j]
         p = players[j] if packed else players[i]
-        o = out_obs[j] if packed else out_obs[i]
+        if split.shape[0] > 0 and split[j] >= 0:
+            o = out_split[split[j]]
+        else:
+            o = out_obs[j] if packed else out_obs[i]
         if write_mask:
             out_mask[i, :] = False
         if p < 0:
@@ -632,19 +652,16 @@ class VectorGame:
     def _random_decks(self, k: int) -> np.ndarray:
         return self.rng.permuted(_ORDERED_DECK.repeat(k, axis=0), axis=1)  # repeat: np.tile's Python costs more
 
-    def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
-        _deal_kernel(idx.astype(np.int64), decks.astype(np.int8), dealers.astype(np.int8), self._rp,
-                     self.state.arrays())
+    def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray, new_episode: bool = False) -> None:
+        _deal_kernel(idx.astype(np.int64, copy=False), decks.astype(np.int8, copy=False),
+                     dealers.astype(np.int8, copy=False), self._rp, self.state.arrays(), self._ended, new_episode)
 
     def _new_games(self, idx: np.ndarray, decks: np.ndarray | None = None, dealers: np.ndarray | None = None) -> None:
         if decks is None:
             decks = self._random_decks(len(idx))
         if dealers is None:
             dealers = self.rng.integers(0, 2, len(idx))
-        self.state.scores[idx] = 0
-        self.state.hands_won[idx] = 0
-        self._ended[idx] = False
-        self._deal(idx, decks, dealers)
+        self._deal(idx, decks, dealers, new_episode=True)
 
     def _redeal(self, idx: np.ndarray) -> None:
         """New random episodes in games ``idx`` (dealers, then decks, drawn as ``reset`` draws them), not observed."""

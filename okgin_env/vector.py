@@ -22,7 +22,9 @@ decision are dealt again (``infos["skipped_episodes"]``).
 The opponent is an agent object (batched ``act(observations, action_masks) -> actions``), an
 agent spec string (``okgin_env.agent_specs``: "random", "simple", "ppo:PATH", "module:Attr", ...)
 or a plain callable ``f(observations, action_masks) -> actions``; ``set_opponent`` swaps it
-between updates (league or snapshot training).
+between updates (league or snapshot training). An opponent whose ``uses_observations`` attribute
+is False (``"random"``'s) reads only the masks: it gets a read-only all-zero observation array,
+and the env skips writing its views.
 
 Same-step autoreset (Gymnasium 1.x): when a game's episode ends in ``step``, the returned
 observation, ``infos["action_mask"]`` and ``infos["seat"]`` already belong to its next episode;
@@ -66,12 +68,12 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import resolve_agent
-from .core import F_NEED_DEAL, F_TERMINATED, F_TRUNCATED, HandResult, VectorGame, _observe_packed_kernel
+from .core import F_NEED_DEAL, HandResult, VectorGame, _observe_packed_kernel
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
-from .vector_kernels import advance, first_illegal_packed, illegal_rows, over_rows, views
+from .vector_kernels import advance, clear_log, close_episodes, merge_logs, first_illegal_packed, illegal_rows, views
 
 # hand_result fields in infos -> the HandResult property that holds them
 HAND_RESULT_FIELDS = {
@@ -91,7 +93,10 @@ class HandLog:
         self.result = HandResult(n)
 
     def clear(self, games: np.ndarray | None = None) -> None:
-        sel = slice(None) if games is None else games
+        if games is None:  # the rows with hands only: the others are blank already
+            clear_log(*self.arrays())
+            return
+        sel = games
         self.count[sel] = 0
         self.net[sel] = 0.0
         self.result.ints[sel] = -1
@@ -101,37 +106,28 @@ class HandLog:
         """(count, net, result ints, result bools): how ``vector_kernels.advance`` books into it."""
         return (self.count, self.net, self.result.ints, self.result.bools)
 
-    def info(self, games: np.ndarray) -> dict[str, Any]:
-        """Vector-info entries for the rows in ``games`` where a hand ended (empty if none)."""
+    @staticmethod
+    def merged(a: "HandLog", b: "HandLog", rows_b: np.ndarray) -> "HandLog":
+        """A new log with ``b``'s rows where ``rows_b`` and ``a``'s elsewhere."""
+        m = HandLog(len(rows_b))
+        merge_logs(rows_b, a.arrays(), b.arrays(), m.arrays())
+        return m
+
+    def info(self, games: np.ndarray, copy: bool = True) -> dict[str, Any]:
+        """Vector-info entries for the rows in ``games`` where a hand ended (empty if none); their
+        arrays are copies (``copy=False``: this log's own, for a log made for one info)."""
         rows = games & (self.count > 0)
         if not rows.any():
             return {}
         result = HandResult.__new__(HandResult)  # views into one copy of the packed rows, not a copy per field
-        result.ints, result.bools = self.result.ints.copy(), self.result.bools.copy()
+        result.ints, result.bools = (self.result.ints.copy(), self.result.bools.copy()) if copy else \
+            (self.result.ints, self.result.bools)
         hr: dict[str, Any] = {}
         for key, prop in HAND_RESULT_FIELDS.items():
             hr[key] = getattr(result, prop)
             hr[f"_{key}"] = rows
-        return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy(), "_net_points": rows,
-                "hands": self.count.copy(), "_hands": rows}
-
-
-def merge_rows(a: dict[str, Any], b: dict[str, Any], rows_b: np.ndarray) -> dict[str, Any]:
-    """Vector infos with ``b``'s entries in ``rows_b`` and ``a``'s elsewhere (same keys or missing)."""
-    if not b:
-        return a
-    if not a:
-        return b
-    out: dict[str, Any] = {}
-    for key in a.keys() | b.keys():
-        va, vb = a.get(key), b.get(key)
-        if va is None or vb is None:
-            out[key] = va if vb is None else vb
-        elif isinstance(va, dict):
-            out[key] = merge_rows(va, vb, rows_b)
-        else:
-            out[key] = np.where(rows_b.reshape(-1, *([1] * (va.ndim - 1))), vb, va)
-    return out
+        return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy() if copy else self.net,
+                "_net_points": rows, "hands": self.count.copy() if copy else self.count, "_hands": rows}
 
 
 class OkginVectorEnv(gymnasium.vector.VectorEnv):
@@ -189,6 +185,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._rp = self.game._rp
         self._changed = np.zeros(n, bool)
         self._over = np.zeros(n, bool)
+        self._real = np.zeros(n, bool)
+        self._scratch_obs = np.zeros((1, OBS_SIZE), np.float32)
+        self._zero_obs = np.broadcast_to(np.zeros(OBS_SIZE, np.float32), (n, OBS_SIZE))  # read-only, no memory
         self._no_illegal = np.zeros(0, bool)
         self._opp_idx = np.zeros(n, np.int64)
         self._actions = np.zeros(n, np.int64)
@@ -204,6 +203,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         """Play against ``opponent`` from the next step on (agent object, spec string or callable;
         ``seed`` seeds a spec-built agent; ``reset(seed=...)`` reseeds its ``rng`` in any case)."""
         self.opponent, self.opponent_name = resolve_agent(opponent, seed=seed, what="opponent")
+        self._opp_observes = bool(getattr(self.opponent, "uses_observations", True))
 
     # ------------------------------------------------------------------- reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -293,7 +293,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             info = self._info(self._all, self._step_log.info(self._all))
         else:
             # hands that ended without ending their episode (game episodes) stay at the top level
-            info = self._info(done, merge_rows(self._step_log.info(~done), self._reset_log.info(done), done))
+            info = self._info(done, HandLog.merged(self._step_log, self._reset_log, done).info(self._all, copy=False))
             final_info = {"action_mask": self._no_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
                           "illegal_action": illegal, "_illegal_action": done, **self._step_log.info(done)}
             info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
@@ -320,21 +320,16 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         flags = self._out[1]
         while True:
             if over or illegal is not None:
-                ended = self._over
-                over_rows(self._st, self._no_illegal if illegal is None else illegal, ended)
-                real = ended & ~fresh
-                if real.any():
+                ended, real = self._over, self._real
+                n_ended, n_real = close_episodes(self._st, flags, self._no_illegal if illegal is None else illegal,
+                                                 fresh, ended, real, done, terminated, truncated)
+                if n_real:
                     if final_obs is None:
                         final_obs = np.full(n, None, dtype=object)
                         final_seat = self._seat.copy()
-                    terminated[real] = flags[F_TERMINATED][real]
-                    truncated[real] = flags[F_TRUNCATED][real]
-                    if illegal is not None:
-                        terminated |= illegal
                     self._record_final_obs(final_obs, real)
-                    done |= real
-                skip = ended & fresh
-                if skip.any():
+                if n_ended > n_real:  # new episodes the opponent ended before the learner's first decision
+                    skip = ended & fresh
                     self._skipped += skip
                     if self._skipped[skip].max() >= MAX_RESET_TRIES:
                         g = int(np.flatnonzero(skip)[np.argmax(self._skipped[skip])])
@@ -344,19 +339,21 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                     self._reset_log.clear(skip)
                 self.game._redeal(np.flatnonzero(ended))
                 self._changed |= ended
-                if real.any():
+                if n_real:
                     self._new_seats(real)
                 fresh |= ended
                 illegal = None
             # the learner's views into its rows, the opponent's packed into new arrays it may keep
-            opp_obs = np.empty((n, OBS_SIZE), np.float32)
+            # (an opponent that reads only masks gets zeros: writing views nobody reads costs a tenth of a step)
+            opp_obs = np.empty((n, OBS_SIZE), np.float32) if self._opp_observes else self._scratch_obs
             opp_mask = np.empty((n, NUM_ACTIONS), bool)
             k = views(self._changed, self._seat, self._rp, self._st, self._obs, self.game._mask, opp_obs, opp_mask,
-                      self._opp_idx)
+                      self._opp_idx, self._opp_observes)
             if k == 0:
                 self._mask = self.game._mask.copy()
                 return done, terminated, truncated, final_obs, final_seat
-            over = self._opponent_round(opp_obs[:k], opp_mask[:k], self._opp_idx[:k], reward, fresh)
+            given = opp_obs[:k] if self._opp_observes else self._zero_obs[:k]
+            over = self._opponent_round(given, opp_mask[:k], self._opp_idx[:k], reward, fresh)
 
     def _opponent_round(self, obs: np.ndarray, masks: np.ndarray, idx: np.ndarray, reward: np.ndarray,
                         fresh: np.ndarray) -> int:

@@ -365,6 +365,33 @@ def test_opponent_callable_spec_and_set_opponent():
     assert hp.calls
 
 
+def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one():
+    """An opponent with ``uses_observations = False`` (random's) gets a read-only all-zero array and
+    real masks; the games go exactly as with the same opponent given real observations."""
+    from okgin_env.agent_specs import RandomPolicy
+
+    seen = []
+
+    class Probe(RandomPolicy):
+        def act(self, observations, action_masks):
+            seen.append((np.asarray(observations).any(), observations.flags.writeable, action_masks.any(axis=1).all()))
+            return super().act(observations, action_masks)
+
+    observing = RandomPolicy()
+    observing.uses_observations = True
+    runs = []
+    for opponent in (Probe(), observing):
+        env = OkginVectorEnv(16, opponent=opponent)
+        rng = np.random.default_rng(1)
+        out = [env.reset(seed=4)[0]]
+        for _ in range(40):
+            obs, reward, term, trunc, _ = env.step(random_legal_actions(env.action_masks(), rng))
+            out += [obs, reward, term, trunc]
+        runs.append(out)
+    assert seen and all(not nonzero and not writeable and masks_ok for nonzero, writeable, masks_ok in seen)
+    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+
+
 def test_opponent_illegal_choice_is_named():
     env = OkginVectorEnv(2, opponent=lambda o, m: np.full(len(m), 200), seat=1)
     with pytest.raises(ValueError, match="chose the illegal action 200"):
