@@ -85,12 +85,19 @@ def _pettingzoo_env(**options):
     return wrappers.OrderEnforcingWrapper(e)
 
 
-def _play(e, seed: int, steps: int, illegal_at: int | None = None) -> list:
-    """Seeded random play through last()/step(); returns every last() (observations copied)."""
+def _play(e, seed: int, steps: int, illegal_at: int | None = None, blind: bool = False) -> list:
+    """Seeded random play through last()/step(); returns every last() (observations copied).
+    ``blind``: every third step acts on ``infos``' mask without observing first (TerminateIllegal
+    then observes by itself)."""
     rng = np.random.default_rng(seed)
     e.reset(seed=seed)
     log = []
     for t in range(steps):
+        agent = e.agent_selection
+        if blind and t % 3 == 2 and not (e.terminations[agent] or e.truncations[agent]):
+            legal = np.flatnonzero(e.infos[agent]["action_mask"])
+            e.step(int(legal[rng.integers(len(legal))]))
+            continue
         obs, rew, term, trunc, info = e.last()
         log.append((e.agent_selection, obs["observation"].copy(), obs["action_mask"].copy(), rew, term, trunc,
                     sorted(info), dict(e.rewards), list(e.agents)))
@@ -122,6 +129,23 @@ def test_env_wrappers_play_like_pettingzoos(episode):
     """The same seeded 600 steps through ``env()`` and through PettingZoo's wrapper classes
     give the same agent, observation, mask, rewards, flags and info keys at every step."""
     _assert_same_logs(_play(make_env(episode=episode), 3, 600), _play(_pettingzoo_env(episode=episode), 3, 600))
+
+
+def test_env_fuses_its_own_wrapper_chain_only():
+    """``env()``'s outer wrapper takes the whole chain in one frame; a chain built otherwise, of
+    the same classes, goes wrapper by wrapper and plays the same."""
+    assert make_env()._fused is not None
+    from okgin_env.aec import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+    other = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))
+    assert other._fused is None
+    _assert_same_logs(_play(make_env(), 5, 300), _play(other, 5, 300))
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_env_wrappers_play_like_pettingzoos_without_observing_first(episode):
+    """As above, with every third step taken without ``last()`` before it."""
+    _assert_same_logs(_play(make_env(episode=episode), 6, 600, blind=True),
+                      _play(_pettingzoo_env(episode=episode), 6, 600, blind=True))
 
 
 def test_env_wrappers_terminate_an_illegal_move_like_pettingzoos():
