@@ -727,14 +727,10 @@ class VectorGame:
             bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
             if bad >= 0:
                 self._illegal(bad, int(a[bad]))
-        n = self.num_games
-        outs = (np.zeros((n, 2), np.float32), np.zeros((4, n), bool), np.zeros(n, np.int8), self._ended)
-        r = self._blank_result._blank_like()
+        outs, r = self._blank_outputs()
         obs = self._obs_buffer(observation, games is None)
         self._advance(a, move, games is None, obs, outs, r.arrays())
-        flags = outs[OUT_FLAGS]
-        return StepOutput(s.current_player.copy(), self._mask.copy(), obs, outs[OUT_REWARDS], flags[F_TERMINATED],
-                          flags[F_TRUNCATED], flags[F_HAND_OVER], r)
+        return self._step_output(obs, outs, r)
 
     def step_reusing(self, actions: np.ndarray, checked: bool = False) -> StepOutput:
         """``step(actions, checked=checked)`` for a caller that reads each output before the next
@@ -753,13 +749,8 @@ class VectorGame:
                 self._illegal(bad, int(actions[bad]))
         kept = self._kept
         if kept is None or kept[2]:  # first call, or the last one wrote more than the ended flags
-            outs = (np.zeros((self.num_games, 2), np.float32), np.zeros((4, self.num_games), bool),
-                    np.zeros(self.num_games, np.int8), self._ended)
-            r = self._blank_result._blank_like()
-            flags = outs[OUT_FLAGS]
-            out = StepOutput(None, None, None, outs[OUT_REWARDS], flags[F_TERMINATED], flags[F_TRUNCATED],
-                             flags[F_HAND_OVER], r)
-            kept = self._kept = [out, (outs, r.arrays()), False]
+            outs, r = self._blank_outputs()
+            kept = self._kept = [self._step_output(None, outs, r), (outs, r.arrays()), False]
         out, (outs, res), _ = kept
         obs = np.empty((self.num_games, OBS_SIZE), np.float32)
         deals, over = self._advance(actions, self._move_all, True, obs, outs, res)
@@ -768,6 +759,18 @@ class VectorGame:
         kept[2] = deals > 0 or over > 0
         return StepOutput(s.current_player.copy(), self._mask.copy(), obs, out.rewards, out.terminated,
                           out.truncated, out.hand_over, out.result)
+
+    def _blank_outputs(self) -> tuple[tuple, HandResult]:
+        """The step kernel's outputs zeroed (rewards, flags, next_dealer, and the kept ended flags)
+        and a blank result."""
+        n = self.num_games
+        outs = (np.zeros((n, 2), np.float32), np.zeros((4, n), bool), np.zeros(n, np.int8), self._ended)
+        return outs, self._blank_result._blank_like()
+
+    def _step_output(self, obs: np.ndarray | None, outs: tuple, r: HandResult) -> StepOutput:
+        flags = outs[OUT_FLAGS]
+        return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, outs[OUT_REWARDS],
+                          flags[F_TERMINATED], flags[F_TRUNCATED], flags[F_HAND_OVER], r)
 
     def _advance(self, a: np.ndarray, move: np.ndarray, every_row: bool, obs: np.ndarray, outs: tuple,
                  res: tuple) -> tuple[int, int]:
