@@ -171,9 +171,9 @@ def env(render_mode: str | None = None, **options: Any) -> AECEnv:
     ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``,
     ``OrderEnforcingWrapper``."""
     e = raw_env(render_mode=render_mode, **options)
-    e = TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = AssertOutOfBoundsWrapper(e)
-    e = OrderEnforcingWrapper(e)
+    terminate_illegal = TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(terminate_illegal))
+    e._fused = terminate_illegal  # the chain is env()'s own: the outer wrapper may take it in one frame
     return e
 
 
@@ -239,8 +239,20 @@ def _assert_in_bounds_step(self, action):
 
 
 def _order_enforcing_step(self, action):
-    if self._has_reset and self._raw.agents:
+    raw = self._raw
+    if self._has_reset and raw.agents:
         self._has_updated = True
+        ti = self._fused
+        if ti is not None and type(action) is int and 0 <= action < NUM_ACTIONS:
+            # env()'s chain in one frame: AssertOutOfBounds passes an int in range (its action
+            # spaces are Discrete(NUM_ACTIONS)); TerminateIllegal passes a legal action of a live
+            # agent (its own test, on the mask it last observed) and forgets that observation.
+            prev, agent = ti._prev_obs, raw.agent_selection
+            if (type(prev) is dict and "action_mask" in prev and not ti._terminated and not raw.terminations[agent]
+                    and not raw.truncations[agent] and prev["action_mask"][action]):
+                ti._prev_obs = ti._prev_info = None
+                raw.step(action)
+                return
         self.env.step(action)
     else:
         wrappers.OrderEnforcingWrapper.step(self, action)
@@ -253,7 +265,14 @@ def _order_enforcing_last(self, observe: bool = True):
     raw = self._raw
     agent = raw.agent_selection
     assert agent is not None
-    obs = self.env.observe(agent) if observe else None
+    if not observe:
+        obs = None
+    elif self._fused is not None:  # env()'s chain: TerminateIllegal's observe, in this frame
+        obs = raw.observe(agent)
+        ti = self._fused
+        ti._prev_obs, ti._prev_info = obs, raw.infos.get(agent, {})
+    else:
+        obs = self.env.observe(agent)
     return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
 
 
@@ -261,7 +280,7 @@ TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper, observ
                                         step=_terminate_illegal_step)
 AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper, step=_assert_in_bounds_step)
 OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True, step=_order_enforcing_step,
-                                      last=_order_enforcing_last)
+                                      last=_order_enforcing_last, _fused=None)
 
 
 class _ActionSpace(spaces.Discrete):
@@ -355,7 +374,7 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is not None:
             self._last_actions[player] = record_action(self.game.state, 0, a)
         self._act[0] = a
-        out = self.game.step(self._act, checked=True)  # _check_action checked it
+        out = self.game.step_reusing(self._act, checked=True)  # _check_action checked it; read at once
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0

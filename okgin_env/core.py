@@ -647,6 +647,7 @@ class VectorGame:
         self._move_all = np.ones(self.num_games, bool)
         # (terminated, truncated) of each finished episode, repeated by later steps until a reset
         self._ended = np.zeros((self.num_games, 2), bool)
+        self._kept: list | None = None  # step_reusing's outputs: [StepOutput, (outs, res), written]
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
@@ -765,26 +766,70 @@ class VectorGame:
             bad = _first_illegal(a, self._mask, s.done if games is None else s.done | ~move)
             if bad >= 0:
                 self._illegal(bad, int(a[bad]))
-        n = self.num_games
-        rewards = np.zeros((n, 2), np.float32)
-        flags = np.zeros((4, n), bool)
-        terminated, truncated, hand_over, need_deal = flags
-        next_dealer = np.zeros(n, np.int8)
-        r = self._blank_result._blank_like()
+        outs, r = self._blank_outputs()
         obs = self._obs_buffer(observation, games is None)
+        self._advance(a, move, games is None, obs, outs, r.arrays())
+        return self._step_output(obs, outs, r)
+
+    def step_reusing(self, actions: np.ndarray, checked: bool = False) -> StepOutput:
+        """``step(actions, checked=checked)`` for a caller that reads each output before the next
+        call (one game stepped from Python, where allocating the outputs costs as much as the
+        game's step): ``actions`` is an int64 array of shape (N,); the output's ``rewards``,
+        ``terminated``, ``truncated``, ``hand_over`` and ``result`` are arrays kept by the game
+        and overwritten by the next ``step_reusing``; ``observation``, ``legal_action_mask`` and
+        ``current_player`` are new arrays, as from ``step``."""
+        if actions.shape != (self.num_games,) or actions.dtype != np.int64:
+            raise ValueError(f"actions must be an int64 array of shape ({self.num_games},), got "
+                             f"{actions.dtype} {actions.shape}")
+        s = self.state
+        if not checked:
+            bad = _first_illegal(actions, self._mask, s.done)
+            if bad >= 0:
+                self._illegal(bad, int(actions[bad]))
+        kept = self._kept
+        if kept is None or kept[2]:  # first call, or the last one wrote more than the ended flags
+            outs, r = self._blank_outputs()
+            kept = self._kept = [self._step_output(None, outs, r), (outs, r.arrays()), False]
+        out, (outs, res), _ = kept
+        obs = np.empty((self.num_games, OBS_SIZE), np.float32)
+        deals, over = self._advance(actions, self._move_all, True, obs, outs, res)
+        # Only a game whose hand ended gets rewards, a result row or flags other than the
+        # repeated ended ones, and it needs a deal or its episode is over: then blank anew.
+        kept[2] = deals > 0 or over > 0
+        return StepOutput(s.current_player.copy(), self._mask.copy(), obs, out.rewards, out.terminated,
+                          out.truncated, out.hand_over, out.result)
+
+    def _blank_outputs(self) -> tuple[tuple, HandResult]:
+        """The step kernel's outputs zeroed (rewards, flags, next_dealer, and the kept ended flags)
+        and a blank result."""
+        n = self.num_games
+        outs = (np.zeros((n, 2), np.float32), np.zeros((4, n), bool), np.zeros(n, np.int8), self._ended)
+        return outs, self._blank_result._blank_like()
+
+    def _step_output(self, obs: np.ndarray | None, outs: tuple, r: HandResult) -> StepOutput:
+        flags = outs[OUT_FLAGS]
+        return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, outs[OUT_REWARDS],
+                          flags[F_TERMINATED], flags[F_TRUNCATED], flags[F_HAND_OVER], r)
+
+    def _advance(self, a: np.ndarray, move: np.ndarray, every_row: bool, obs: np.ndarray, outs: tuple,
+                 res: tuple) -> tuple[int, int]:
+        """Apply the (checked) int64 actions ``a`` in the games ``move`` (all of them: ``every_row``),
+        writing the step kernel's outputs ``outs`` and ``res`` (zeroed / blank), the movers' views
+        into ``obs`` and ``self._mask``; returns (games dealt a new hand, games whose episode is over)."""
+        s = self.state
         # the kernel also writes the new views when no game is to be dealt (most steps at small N)
-        deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), r.arrays(),
-                                             (rewards, flags, next_dealer, self._ended), (obs, self._mask),
-                                             games is None, self.autoreset)
+        deals, over, observed = _step_kernel(a, move, self._rp, s.arrays(), res, outs, (obs, self._mask),
+                                             every_row, self.autoreset)
         if not observed:
+            terminated, truncated, _, need_deal = outs[OUT_FLAGS]
             if deals:
-                self._deal_next_hands(need_deal, next_dealer)
+                self._deal_next_hands(need_deal, outs[OUT_NEXT_DEALER])
             if self.autoreset and over:
                 self._new_games(np.flatnonzero(terminated | truncated))
             # games that did not move kept their state, so only the others are observed again
-            rows = self._all if games is None else np.flatnonzero(move | terminated | truncated)
+            rows = self._all if every_row else np.flatnonzero(move | terminated | truncated)
             _observe_kernel(rows, s.current_player, True, self._rp, s.arrays(), obs, self._mask)
-        return StepOutput(s.current_player.copy(), self._mask.copy(), obs, rewards, terminated, truncated, hand_over, r)
+        return deals, over
 
     def _illegal(self, game: int, action: int) -> None:
         legal = np.flatnonzero(self._mask[game])

@@ -37,6 +37,46 @@ def test_checked_steps_match_the_plain_core(episode):
     assert ends > 20  # hand ends and autoresets were exercised
 
 
+@pytest.mark.parametrize("episode,autoreset", [("hand", True), ("game", True), ("hand", False), ("game", False)])
+def test_reusing_steps_match_the_plain_core(episode, autoreset):
+    """``step_reusing`` against ``step`` on two seeded 3-game cores, 1500 random steps (hand ends,
+    autoresets or games left finished included): every output field agrees at every step, and
+    the observation and mask are new arrays each step (an earlier one is never overwritten)."""
+    plain = VectorGame(3, episode=episode, autoreset=autoreset, seed=7)
+    fast = VectorGame(3, episode=episode, autoreset=autoreset, seed=7)
+    a, b = plain.reset(), fast.reset()
+    rng = np.random.default_rng(2)
+    ends, kept = 0, []
+    for t in range(1500):
+        for x, y in zip(_snapshot(a), _snapshot(b)):
+            np.testing.assert_array_equal(x, y)
+        if t % 100 == 0:
+            kept.append((b.observation, b.observation.copy(), b.legal_action_mask, b.legal_action_mask.copy()))
+        if not autoreset and a.current_player.min() < 0 and rng.random() < 0.5:
+            a, b = plain.reset(), fast.reset()  # finished games repeat their end until then
+            continue
+        act = random_legal_actions(a.legal_action_mask, rng)
+        a = plain.step(act)
+        b = fast.step_reusing(act, checked=bool(t % 2))
+        ends += int(a.hand_over.sum())
+    assert ends > 10  # hand ends were exercised
+    for obs, obs0, mask, mask0 in kept:
+        np.testing.assert_array_equal(obs, obs0)
+        np.testing.assert_array_equal(mask, mask0)
+
+
+def test_reusing_step_checks_its_actions():
+    g = VectorGame(2, seed=0)
+    out = g.reset()
+    with pytest.raises(ValueError, match="int64 array of shape"):
+        g.step_reusing(np.zeros(2, np.int32))
+    with pytest.raises(ValueError, match="int64 array of shape"):
+        g.step_reusing(np.zeros(3, np.int64))
+    illegal = np.flatnonzero(~out.legal_action_mask[0])[0]
+    with pytest.raises(ValueError, match="illegal action"):
+        g.step_reusing(np.array([illegal, np.flatnonzero(out.legal_action_mask[1])[0]], np.int64))
+
+
 def _pettingzoo_env(**options):
     """``env()`` built from PettingZoo's own wrapper classes (the reference for the fused ones)."""
     e = raw_env(**options)
@@ -45,12 +85,19 @@ def _pettingzoo_env(**options):
     return wrappers.OrderEnforcingWrapper(e)
 
 
-def _play(e, seed: int, steps: int, illegal_at: int | None = None) -> list:
-    """Seeded random play through last()/step(); returns every last() (observations copied)."""
+def _play(e, seed: int, steps: int, illegal_at: int | None = None, blind: bool = False) -> list:
+    """Seeded random play through last()/step(); returns every last() (observations copied).
+    ``blind``: every third step acts on ``infos``' mask without observing first (TerminateIllegal
+    then observes by itself)."""
     rng = np.random.default_rng(seed)
     e.reset(seed=seed)
     log = []
     for t in range(steps):
+        agent = e.agent_selection
+        if blind and t % 3 == 2 and not (e.terminations[agent] or e.truncations[agent]):
+            legal = np.flatnonzero(e.infos[agent]["action_mask"])
+            e.step(int(legal[rng.integers(len(legal))]))
+            continue
         obs, rew, term, trunc, info = e.last()
         log.append((e.agent_selection, obs["observation"].copy(), obs["action_mask"].copy(), rew, term, trunc,
                     sorted(info), dict(e.rewards), list(e.agents)))
@@ -82,6 +129,23 @@ def test_env_wrappers_play_like_pettingzoos(episode):
     """The same seeded 600 steps through ``env()`` and through PettingZoo's wrapper classes
     give the same agent, observation, mask, rewards, flags and info keys at every step."""
     _assert_same_logs(_play(make_env(episode=episode), 3, 600), _play(_pettingzoo_env(episode=episode), 3, 600))
+
+
+def test_env_fuses_its_own_wrapper_chain_only():
+    """``env()``'s outer wrapper takes the whole chain in one frame; a chain built otherwise, of
+    the same classes, goes wrapper by wrapper and plays the same."""
+    assert make_env()._fused is not None
+    from okgin_env.aec import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+    other = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))
+    assert other._fused is None
+    _assert_same_logs(_play(make_env(), 5, 300), _play(other, 5, 300))
+
+
+@pytest.mark.parametrize("episode", ["hand", "game"])
+def test_env_wrappers_play_like_pettingzoos_without_observing_first(episode):
+    """As above, with every third step taken without ``last()`` before it."""
+    _assert_same_logs(_play(make_env(episode=episode), 6, 600, blind=True),
+                      _play(_pettingzoo_env(episode=episode), 6, 600, blind=True))
 
 
 def test_env_wrappers_terminate_an_illegal_move_like_pettingzoos():
