@@ -68,7 +68,7 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import resolve_agent
-from .core import F_NEED_DEAL, HandResult, VectorGame, _observe_packed_kernel
+from .core import F_NEED_DEAL, HandResult, VectorGame
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
@@ -184,8 +184,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._st = self.game.state.arrays()
         self._rp = self.game._rp
         self._changed = np.zeros(n, bool)
-        self._over = np.zeros(n, bool)
-        self._real = np.zeros(n, bool)
+        self._ended_idx = np.zeros(n, np.int64)
+        self._real_idx = np.zeros(n, np.int64)
+        self._skip = np.zeros(n, bool)
         self._scratch_obs = np.zeros((1, OBS_SIZE), np.float32)
         self._zero_obs = np.broadcast_to(np.zeros(OBS_SIZE, np.float32), (n, OBS_SIZE))  # read-only, no memory
         self._no_illegal = np.zeros(0, bool)
@@ -223,7 +224,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._obs = out.observation  # the views below rewrite the learner's rows
         self._step_log.clear()
         self._reset_log.clear()
-        self._new_seats(self._all)
+        self._new_seats(self._rows)
         self._pending[:] = 0.0
         self._skipped[:] = 0
         self._changed[:] = True
@@ -243,11 +244,13 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         return deck, dealer
 
     def _new_seats(self, games: np.ndarray) -> None:
+        """The learner's seat in the new episodes of ``games`` (indices, in order)."""
         if self.seat_option == "random":
-            self._seat[games] = self.np_random.integers(2, size=int(games.sum()))
+            seats = self.np_random.integers(2, size=len(games))
         else:
-            self._seat[games] = self.seat_option
-        np.subtract(1, self._seat, out=self._opp_seat)
+            seats = self.seat_option
+        self._seat[games] = seats
+        self._opp_seat[games] = 1 - self._seat[games]
         self._skipped[games] = 0
 
     # -------------------------------------------------------------------- step
@@ -320,16 +323,18 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         flags = self._out[1]
         while True:
             if over or illegal is not None:
-                ended, real = self._over, self._real
-                n_ended, n_real = close_episodes(self._st, flags, self._no_illegal if illegal is None else illegal,
-                                                 fresh, ended, real, done, terminated, truncated)
+                final_views = np.empty((n, OBS_SIZE), np.float32)
+                n_ended, n_real, n_skip = close_episodes(
+                    self._st, self._rp, flags, self._no_illegal if illegal is None else illegal, self._seat, fresh,
+                    self._changed, done, terminated, truncated, self._ended_idx, self._real_idx, self._skip,
+                    final_views)
                 if n_real:
                     if final_obs is None:
                         final_obs = np.full(n, None, dtype=object)
                         final_seat = self._seat.copy()
-                    self._record_final_obs(final_obs, real)
-                if n_ended > n_real:  # new episodes the opponent ended before the learner's first decision
-                    skip = ended & fresh
+                    self._record_final_obs(final_obs, self._real_idx[:n_real], final_views)
+                if n_skip:  # new episodes the opponent ended before the learner's first decision
+                    skip = self._skip
                     self._skipped += skip
                     if self._skipped[skip].max() >= MAX_RESET_TRIES:
                         g = int(np.flatnonzero(skip)[np.argmax(self._skipped[skip])])
@@ -337,11 +342,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                                            "before the learner could act")
                     self._pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
                     self._reset_log.clear(skip)
-                self.game._redeal(np.flatnonzero(ended))
-                self._changed |= ended
+                self.game._redeal(self._ended_idx[:n_ended])
                 if n_real:
-                    self._new_seats(real)
-                fresh |= ended
+                    self._new_seats(self._real_idx[:n_real])
                 illegal = None
             # the learner's views into its rows, the opponent's packed into new arrays it may keep
             # (an opponent that reads only masks gets zeros: writing views nobody reads costs a tenth of a step)
@@ -379,14 +382,15 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
         return over
 
-    def _record_final_obs(self, final: np.ndarray, games: np.ndarray) -> None:
-        """The learner's view of each ended episode's last state into the object array ``final``."""
-        rows = np.flatnonzero(games)  # only these rows: a few per step
-        obs = np.empty((len(rows), OBS_SIZE), np.float32)
-        _observe_packed_kernel(rows, self._seat[rows].astype(np.int64), self._rp, self._st, obs)
-        dict_obs = self.config.obs_format == "dict"
-        for j, i in enumerate(rows.tolist()):  # Gymnasium's final_obs is a per-game object array
-            final[i] = {"observation": obs[j], "action_mask": np.zeros(NUM_ACTIONS, np.int8)} if dict_obs else obs[j]
+    def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:
+        """The learner's view of each ended episode's last state (``views[j]`` for game ``games[j]``)
+        into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
+        if self.config.obs_format == "dict":
+            for j, i in enumerate(games.tolist()):
+                final[i] = {"observation": views[j], "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+        else:
+            for j, i in enumerate(games.tolist()):
+                final[i] = views[j]
 
     def _info(self, games: np.ndarray, hands: dict[str, Any]) -> dict[str, Any]:
         """Infos: masks, seats, ``hands`` (hand-result entries), episodes skipped in ``games``."""

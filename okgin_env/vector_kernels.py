@@ -152,22 +152,38 @@ def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_obse
 
 
 @njit(cache=True)
-def close_episodes(st, flags, illegal, fresh, ended, real, done, terminated, truncated):
-    """Find the episodes to deal again: ``ended[i]``, game i's episode is over (or, with ``illegal``
-    not empty, its learner acted illegally). Those the learner played (not ``fresh``) are
-    ``real``: marked ``done``, with ``terminated``/``truncated`` from the last move's ``flags``
-    (an illegal action terminates). Returns (ended, real) counts."""
+def close_episodes(st, rp, flags, illegal, seat, fresh, changed, done, terminated, truncated, ended_idx, real_idx,
+                   skip, final_obs):
+    """Find the episodes to deal again: game i's is over (or, with ``illegal`` not empty, its
+    learner acted illegally). Their games go to ``ended_idx`` and are marked ``changed`` and
+    ``fresh``. Those the learner played (not ``fresh`` before) go to ``real_idx``: marked ``done``,
+    with ``terminated``/``truncated`` from the last move's ``flags`` (an illegal action
+    terminates), and the learner's (``seat``) view of the end packed into ``final_obs``; the
+    others, new episodes that ended before the learner's first decision, are marked ``skip``.
+    Returns (ended, real, skipped) counts."""
     current_player = st[ST_CURRENT_PLAYER]
-    n_ended = n_real = 0
-    for i in range(ended.shape[0]):
+    n_ended = n_real = n_skip = 0
+    for i in range(current_player.shape[0]):
         bad = illegal.shape[0] > 0 and illegal[i]
-        e = current_player[i] < 0 or bad
-        ended[i] = e
-        real[i] = e and not fresh[i]
-        n_ended += e
-        if real[i]:
+        skip[i] = False
+        if current_player[i] >= 0 and not bad:
+            continue
+        ended_idx[n_ended] = i
+        n_ended += 1
+        changed[i] = True
+        if fresh[i]:
+            skip[i] = True
+            n_skip += 1
+        else:
+            real_idx[n_real] = i
             n_real += 1
             done[i] = True
             terminated[i] = flags[F_TERMINATED, i] or bad
             truncated[i] = flags[F_TRUNCATED, i]
-    return n_ended, n_real
+        fresh[i] = True
+    players = np.empty(n_real, np.int64)
+    for j in range(n_real):
+        players[j] = seat[real_idx[j]]
+    _observe_split(real_idx[:n_real], players, True, False, rp, st, final_obs, np.empty((1, 1), np.bool_), None,
+                   final_obs)
+    return n_ended, n_real, n_skip
