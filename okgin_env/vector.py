@@ -73,7 +73,7 @@ from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
-from .vector_kernels import advance, clear_log, close_episodes, merge_logs, first_illegal_packed, illegal_rows, views
+from .vector_kernels import advance, clear_log, close_episodes, illegal_rows, merge_logs, opponent_move, views
 
 # hand_result fields in infos -> the HandResult property that holds them
 HAND_RESULT_FIELDS = {
@@ -321,6 +321,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         done, terminated, truncated = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
         final_obs = final_seat = None
         flags = self._out[1]
+        k = -1  # games the opponent is to move in, once their views are written
         while True:
             if over or illegal is not None:
                 final_views = np.empty((n, OBS_SIZE), np.float32)
@@ -346,31 +347,47 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 if n_real:
                     self._new_seats(self._real_idx[:n_real])
                 illegal = None
-            # the learner's views into its rows, the opponent's packed into new arrays it may keep
-            # (an opponent that reads only masks gets zeros: writing views nobody reads costs a tenth of a step)
-            opp_obs = np.empty((n, OBS_SIZE), np.float32) if self._opp_observes else self._scratch_obs
-            opp_mask = np.empty((n, NUM_ACTIONS), bool)
-            k = views(self._changed, self._seat, self._rp, self._st, self._obs, self.game._mask, opp_obs, opp_mask,
-                      self._opp_idx, self._opp_observes)
+                k = -1
+            if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
+                opp_obs, opp_mask = self._opponent_buffers()
+                k = views(self._changed, self._seat, self._rp, self._st, self._obs, self.game._mask, opp_obs,
+                          opp_mask, self._opp_idx, self._opp_observes)
             if k == 0:
                 self._mask = self.game._mask.copy()
                 return done, terminated, truncated, final_obs, final_seat
             given = opp_obs[:k] if self._opp_observes else self._zero_obs[:k]
-            over = self._opponent_round(given, opp_mask[:k], self._opp_idx[:k], reward, fresh)
+            over, k, opp_obs, opp_mask = self._opponent_round(given, opp_mask[:k], self._opp_idx[:k], reward, fresh)
+
+    def _opponent_buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """New arrays for the opponent's packed views, which it may keep (an opponent that reads only
+        masks gets zeros: writing views nobody reads costs a tenth of a step)."""
+        n = self.num_envs
+        obs = np.empty((n, OBS_SIZE), np.float32) if self._opp_observes else self._scratch_obs
+        return obs, np.empty((n, NUM_ACTIONS), bool)
 
     def _opponent_round(self, obs: np.ndarray, masks: np.ndarray, idx: np.ndarray, reward: np.ndarray,
-                        fresh: np.ndarray) -> int:
-        """One batched opponent decision in games ``idx`` (its views ``obs``/``masks``); returns episodes over."""
+                        fresh: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """One batched opponent decision in games ``idx`` (its views ``obs``/``masks``) and, when no
+        episode ended or hand is to be dealt, the views of the next round in the same kernel call.
+        Returns (episodes over, games the opponent is to move in next or -1 if not viewed yet, and
+        the next round's view buffers)."""
         acts = np.asarray(self.opponent.act(obs, masks))
         if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
             raise ValueError(f"the opponent {self.opponent_name!r} must return ({len(idx)},) integer actions, "
                              f"got {acts.dtype} {acts.shape}")
         acts = acts.astype(np.int64, copy=False)
-        j = first_illegal_packed(idx, acts, self.game._mask)
-        if j >= 0:
-            raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal action {int(acts[j])} in "
-                             f"game {int(idx[j])}; legal: {legal_listing(self.game._mask[idx[j]])}")
-        return self._advance(idx, acts, reward, fresh)
+        opp_obs, opp_mask = self._opponent_buffers()
+        bad, deals, over, k = opponent_move(
+            idx, acts, self._actions, self._move, self._rp, self._st, self._res_arrays, self._out, self._seat, fresh,
+            self._points, self._scale, self._game_episode, reward, self._pending, self._step_log.arrays(),
+            self._reset_log.arrays(), self._changed, self._obs, self.game._mask, opp_obs, opp_mask, self._opp_idx,
+            self._opp_observes)
+        if bad >= 0:
+            raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal action {int(acts[bad])} in "
+                             f"game {int(idx[bad])}; legal: {legal_listing(self.game._mask[idx[bad]])}")
+        if deals:  # a game episode goes on with a new hand
+            self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
+        return over, k, opp_obs, opp_mask
 
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into

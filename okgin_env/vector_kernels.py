@@ -187,3 +187,20 @@ def close_episodes(st, rp, flags, illegal, seat, fresh, changed, done, terminate
     _observe_split(real_idx[:n_real], players, True, False, rp, st, final_obs, np.empty((1, 1), np.bool_), None,
                    final_obs)
     return n_ended, n_real, n_skip
+
+
+@njit(cache=True)
+def opponent_move(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode, reward,
+                  pending, step_log, reset_log, changed, obs, mask, opp_obs, opp_mask, opp_idx, opp_observes):
+    """One opponent round in one call: check ``acts`` (legal in games ``idx``), ``advance``, then,
+    when no episode ended and no hand is to be dealt, the ``views`` of the games that changed.
+    Returns (index of the first illegal action or -1, deals, episodes over, games the opponent is
+    to move in next, or -1 when the views are left to the caller)."""
+    bad = first_illegal_packed(idx, acts, mask)
+    if bad >= 0:
+        return bad, 0, 0, -1
+    deals, over = advance(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode,
+                          reward, pending, step_log, reset_log, changed)
+    if deals > 0 or over > 0:
+        return -1, deals, over, -1
+    return -1, deals, over, views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_observes)
