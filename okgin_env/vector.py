@@ -296,7 +296,10 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             info = self._info(self._all, self._step_log.info(self._all))
         else:
             # hands that ended without ending their episode (game episodes) stay at the top level
-            info = self._info(done, HandLog.merged(self._step_log, self._reset_log, done).info(self._all, copy=False))
+            # hands that ended a new episode's first moves (rare) are in the reset log, for the done games
+            hands = HandLog.merged(self._step_log, self._reset_log, done).info(self._all, copy=False) \
+                if self._reset_log.count.any() else self._step_log.info(~done)
+            info = self._info(done, hands)
             final_info = {"action_mask": self._no_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
                           "illegal_action": illegal, "_illegal_action": done, **self._step_log.info(done)}
             info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
