@@ -365,7 +365,8 @@ def test_opponent_callable_spec_and_set_opponent():
     assert hp.calls
 
 
-def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one():
+@pytest.mark.parametrize("options", [{}, {"episode": "game", "target_score": 30}, {"illegal_action": "terminate"}])
+def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one(options):
     """An opponent with ``uses_observations = False`` (random's) gets a read-only all-zero array and
     real masks; the games go exactly as with the same opponent given real observations."""
     from okgin_env.agent_specs import RandomPolicy
@@ -381,12 +382,16 @@ def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one():
     observing.uses_observations = True
     runs = []
     for opponent in (Probe(), observing):
-        env = OkginVectorEnv(16, opponent=opponent)
+        env = OkginVectorEnv(16, opponent=opponent, **options)
         rng = np.random.default_rng(1)
         out = [env.reset(seed=4)[0]]
-        for _ in range(40):
-            obs, reward, term, trunc, _ = env.step(random_legal_actions(env.action_masks(), rng))
-            out += [obs, reward, term, trunc]
+        for t in range(60):
+            actions = random_legal_actions(env.action_masks(), rng)
+            if "illegal_action" in options and t % 9 == 0:
+                actions[t % 16] = NUM_ACTIONS  # out of range: that game's episode ends as a loss
+            obs, reward, term, trunc, info = env.step(actions)
+            finals = [np.zeros(OBS_SIZE) if f is None else f for f in info.get("final_obs", [None] * 16)]
+            out += [obs, reward, term, trunc, info["seat"], np.stack(finals)]
         runs.append(out)
     assert seen and all(not nonzero and not writeable and masks_ok for nonzero, writeable, masks_ok in seen)
     assert all(np.array_equal(a, b) for a, b in zip(*runs))
