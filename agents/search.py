@@ -51,7 +51,9 @@ from .base import Agent, check_batch
 from .expert import ExpertAgent
 from .simple import _simple_kernel
 
-DEFAULT_WORLDS = 20  #: worlds per candidate action (``search`` = ``search:20``): the most that fit 50 ms CPU per decision
+DEFAULT_WORLDS = 10  #: first-pass worlds per candidate action (``search`` = ``search:10``)
+EXTRA_FACTOR = 5  #: a decision where an alternative leads gets EXTRA_FACTOR * K more worlds (``extra``)
+CLOSE = 0.75  #: ... when the alternative leads the expert's choice by more than CLOSE standard errors
 ROLLOUTS = ("simple", "expert")
 _POINTS = CARD_POINTS.astype(np.int64)
 
@@ -63,7 +65,7 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int | None = None, worlds: int = DEFAULT_WORLDS, rules: Rules | None = None,
                  rollout: str = "expert", top: int = 3, margin: float = 2.0, prior: bool = True,
-                 max_batch: int = 1 << 15) -> None:
+                 max_batch: int = 1 << 15, extra: int | None = None, close: float = CLOSE) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= 4096:
             raise ValueError(f"search worlds K must be an integer 1..4096, got {worlds!r}")
         if rollout not in ROLLOUTS:
@@ -72,7 +74,12 @@ class SearchAgent(Agent):
             raise ValueError(f"top must be an integer >= 1, got {top!r}")
         if not margin >= 0:
             raise ValueError(f"margin must be >= 0, got {margin!r}")
+        if extra is None:
+            extra = EXTRA_FACTOR * worlds if isinstance(worlds, (int, np.integer)) else 0
+        if isinstance(extra, bool) or not isinstance(extra, (int, np.integer)) or not 0 <= extra <= 4096 * EXTRA_FACTOR:
+            raise ValueError(f"extra worlds must be an integer 0..{4096 * EXTRA_FACTOR}, got {extra!r}")
         self.worlds, self.rollout, self.top, self.margin = int(worlds), rollout, int(top), float(margin)
+        self.extra, self.close = int(extra), float(close)
         self.prior = bool(prior)
         self.max_batch = max(int(max_batch), self.worlds)
         self.rules = Rules() if rules is None else rules
@@ -89,7 +96,7 @@ class SearchAgent(Agent):
         for target in np.unique(targets[search]):
             rows = np.flatnonzero(search & (targets == target))
             rules = self.rules if target == 0 else dataclasses.replace(self.rules, target_score=int(target))
-            worlds = (cand[rows] >= 0).sum(axis=1) * self.worlds
+            worlds = (cand[rows] >= 0).sum(axis=1) * max(self.worlds, self.extra)
             chunk = (np.cumsum(worlds) - 1) // self.max_batch  # one batch unless it would pass max_batch
             for c in np.unique(chunk):
                 part = rows[chunk == c]
@@ -99,26 +106,37 @@ class SearchAgent(Agent):
     # ------------------------------------------------------------------ the search
     def _search(self, obs: np.ndarray, cand: np.ndarray, rules: Rules, episode: str) -> np.ndarray:
         """Best candidate of each row (cand[:, 0] is the expert's choice) by the mean rollout value."""
-        kw = self.worlds
         row_seed = _row_seeds(obs, self.seed)
-        draws = opponent_draws(obs) if self.prior else 0
+        draws = opponent_draws(obs) if self.prior else np.zeros(len(obs), np.int64)
+        vals = self._values(obs, cand, row_seed, draws, 0, self.worlds, rules, episode)
+        best, lead, se = _paired_lead(vals, cand)
+        if self.extra:  # an alternative leads: more worlds before switching (or not)
+            close = np.flatnonzero((best > 0) & (lead > self.close * se))
+            if len(close):
+                more = self._values(obs[close], cand[close], row_seed[close], draws[close], self.worlds, self.extra,
+                                    rules, episode)
+                b, m, e = _paired_lead(np.concatenate([vals[close], more], axis=2), cand[close])
+                best[close], lead[close], se[close] = b, m, e
+        # switch from the expert's choice (column 0) only on a clear paired difference over the same worlds
+        switch = lead > self.margin * se
+        return np.where(switch, cand[np.arange(len(cand)), best], cand[:, 0])
+
+    def _values(self, obs: np.ndarray, cand: np.ndarray, row_seed: np.ndarray, draws: np.ndarray, start: int,
+                count: int, rules: Rules, episode: str) -> np.ndarray:
+        """(rows, candidates, count) rollout values of each candidate in worlds start..start+count-1 of
+        its row (NaN where a row has fewer candidates); a row's world k is the same in every call."""
+        kw = start + count
         worlds = determinize(obs, kw, None, rules=rules, episode=episode, player=0, row_seeds=row_seed,
                              opponent_draws=draws)
         pr, pc = np.nonzero(cand >= 0)  # (row, candidate) pairs
-        world_of = (pr[:, None] * kw + np.arange(kw)[None, :]).reshape(-1)  # pair-major, then world
+        world_of = (pr[:, None] * kw + np.arange(start, kw)[None, :]).reshape(-1)  # pair-major, then world
         state = dataclasses.replace(worlds, **{f.name: getattr(worlds, f.name)[world_of]
                                                for f in dataclasses.fields(worlds)})
-        noise_seed = _mix(row_seed[pr].repeat(kw), np.tile(np.arange(kw, dtype=np.uint64), len(pr)))
-        value = self._rollout(state, cand[pr, pc].repeat(kw), noise_seed, rules, episode)
-        vals = np.full((*cand.shape, kw), np.nan)
-        vals[pr, pc] = value.reshape(len(pr), kw)
-        mean = np.where(cand >= 0, vals.mean(axis=2), -np.inf)
-        best = mean.argmax(axis=1)
-        # switch from the expert's choice (column 0) only on a clear paired difference over the same worlds
-        diff = vals[np.arange(len(cand)), best] - vals[:, 0]
-        se = diff.std(axis=1, ddof=1) / np.sqrt(kw) if kw > 1 else np.zeros(len(cand))
-        switch = diff.mean(axis=1) > self.margin * se
-        return np.where(switch, cand[np.arange(len(cand)), best], cand[:, 0])
+        noise_seed = _mix(row_seed[pr].repeat(count), np.tile(np.arange(start, kw, dtype=np.uint64), len(pr)))
+        value = self._rollout(state, cand[pr, pc].repeat(count), noise_seed, rules, episode)
+        vals = np.full((*cand.shape, count), np.nan)
+        vals[pr, pc] = value.reshape(len(pr), count)
+        return vals
 
     def _rollout(self, state, first: np.ndarray, noise_seed: np.ndarray, rules: Rules, episode: str) -> np.ndarray:
         """Value (player 0's points minus player 1's for the hand) of each world after ``first``."""
@@ -150,6 +168,17 @@ class SearchAgent(Agent):
         act = np.empty(len(obs), np.int64)
         _simple_kernel(obs, mask, _uniform(noise_seed, ply), act)
         return act
+
+
+def _paired_lead(vals: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the candidate with the best mean value, its mean lead over the expert's choice
+    (column 0) in the same worlds, and the standard error of that paired difference."""
+    kw = vals.shape[2]
+    mean = np.where(cand >= 0, vals.mean(axis=2), -np.inf)
+    best = mean.argmax(axis=1)
+    diff = vals[np.arange(len(cand)), best] - vals[:, 0]
+    se = diff.std(axis=1, ddof=1) / np.sqrt(kw) if kw > 1 else np.zeros(len(cand))
+    return best, diff.mean(axis=1), se
 
 
 def opponent_draws(obs: np.ndarray) -> np.ndarray:
