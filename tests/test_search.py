@@ -106,3 +106,40 @@ def test_splitting_a_large_batch_changes_nothing() -> None:
     one = SearchAgent(seed=2, worlds=2, rollout="simple").act(out.observation, out.legal_action_mask)
     split = SearchAgent(seed=2, worlds=2, rollout="simple", max_batch=8).act(out.observation, out.legal_action_mask)
     np.testing.assert_array_equal(split, one)
+
+
+def test_close_decisions_get_more_of_the_same_worlds() -> None:
+    """Pass 1: K worlds for every searched row; pass 2: ``extra`` more, only where an alternative
+    leads the expert's choice by more than ``close`` standard errors. A row's world k is the same
+    in both passes as in one pass of K + extra worlds, so pooling them is one larger sample."""
+    from agents.search import _paired_lead
+
+    _, out = _positions(n=24, steps=20, seed=4)
+    bot = SearchAgent(seed=5, worlds=3, extra=4, close=0.0, rollout="simple")
+    calls = []
+    values = bot._values
+
+    def recorded(obs, cand, row_seed, draws, start, count, rules, episode):
+        v = values(obs, cand, row_seed, draws, start, count, rules, episode)
+        calls.append((obs, cand, row_seed, draws, start, count, v))
+        return v
+
+    bot._values = recorded
+    bot.act(out.observation, out.legal_action_mask)
+    assert [c[4:6] for c in calls] == [(0, 3), (3, 4)]
+    obs, cand, row_seed, draws, _, _, first = calls[0]
+    best, lead, se = _paired_lead(first, cand)
+    close = np.flatnonzero((best > 0) & (lead > 0.0 * se))
+    assert 0 < len(close) < len(cand)
+    np.testing.assert_array_equal(calls[1][1], cand[close])
+    pooled = np.concatenate([first[close], calls[1][6]], axis=2)
+    one_pass = values(obs[close], cand[close], row_seed[close], draws[close], 0, 7, bot.rules, "hand")
+    np.testing.assert_array_equal(pooled, one_pass)
+
+
+def test_extra_worlds_option() -> None:
+    assert agents.make("search:3", seed=0).extra == 3 * agents.search.EXTRA_FACTOR
+    assert SearchAgent(worlds=4, extra=0).extra == 0
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="extra worlds must be an integer"):
+            SearchAgent(extra=bad)
