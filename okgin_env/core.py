@@ -681,15 +681,12 @@ class VectorGame:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         idx = self._all if games is None else np.flatnonzero(self._selection(games))
-        if decks is None and dealers is None:
-            self._redeal(idx)
+        d = None if decks is None else self._check_decks(decks, len(idx))
+        if dealers is None:
+            dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
         else:
-            d = None if decks is None else self._check_decks(decks, len(idx))
-            if dealers is None:
-                dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
-            else:
-                dl = self._check_dealers(dealers, len(idx))
-            self._new_games(idx, d, dl)
+            dl = self._check_dealers(dealers, len(idx))
+        self._new_games(idx, d, dl)
         return self._output(np.zeros((self.num_games, 2), np.float32), self._blank_result._blank_like(),
                             np.zeros(self.num_games, bool), np.zeros(self.num_games, bool),
                             np.zeros(self.num_games, bool), None if games is None else idx, observation)
