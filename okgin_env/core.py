@@ -487,6 +487,9 @@ def _transition(actions, move, rp, st, res, out):
     return deals, over
 
 
+MASK_ONLY = -2  #: a split row that gets its mask only (see _observe_split)
+
+
 @njit(cache=True, inline="always")
 def _zero(o, start, size):
     for k in range(start, start + size):
@@ -515,9 +518,11 @@ def _observe_rows(rows, players, packed, write_mask, rp, st, out_obs, out_mask):
 
 @njit(cache=True)
 def _observe_split(rows, players, packed, write_mask, rp, st, out_obs, out_mask, split, out_split):
-    """``_observe_rows``, where each row j with split[j] >= 0 goes to out_split[split[j]] instead:
-    one pass over the rows for views that go to two arrays. ``split=None`` compiles the plain loop
-    (numba prunes the branch): a per-row destination costs the plain observe a tenth of its speed.
+    """``_observe_rows``, where each row j with split[j] >= 0 goes to out_split[split[j]] instead,
+    and one with split[j] == MASK_ONLY gets its mask alone (no observation written: for a reader
+    of masks only): one pass over the rows for views that go to two arrays. ``split=None``
+    compiles the plain loop (numba prunes the branch): a per-row destination costs the plain
+    observe a tenth of its speed.
 
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
     then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds. One loop
@@ -536,40 +541,46 @@ def _observe_split(rows, players, packed, write_mask, rp, st, out_obs, out_mask,
     for j in range(rows.shape[0]):
         i = rows[j]
         p = players[j] if packed else players[i]
+        view = True
         if split is not None and split[j] >= 0:
             o = out_split[split[j]]
         else:
             o = out_obs[j] if packed else out_obs[i]
+            if split is not None and split[j] == MASK_ONLY:
+                view = False
         if write_mask:
             out_mask[i, :] = False
         if p < 0:
-            o[:] = 0.0
+            if view:
+                o[:] = 0.0
             continue
         q = 1 - p
         own = hands[i, p]
-        for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
-                             (OPP_DECLINED, declined[i, q])):
-            for c in range(NUM_CARDS):
-                o[start + c] = cards[c]
-        for start, size in _SPARSE_FIELDS:
-            _zero(o, start, size)
-        n = pile_size[i]
-        if n > 0:
-            o[DISCARD_TOP + pile[i, n - 1]] = 1.0
-            for k in range(n - 1):
-                o[PILE_BURIED + pile[i, k]] = 1.0
         kl = knock_limit[i]
-        o[KNOCK_LIMIT + kl] = 1.0
-        o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
-        o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
-        if rp[RP_GAME_EPISODE] == 1:
-            o[SCORES] = scores[i, p] / rp[RP_TARGET]
-            o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
-            o[SCORES + 2] = rp[RP_TARGET] / 100.0
+        if view:
+            for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                                 (OPP_DECLINED, declined[i, q])):
+                for c in range(NUM_CARDS):
+                    o[start + c] = cards[c]
+            for start, size in _SPARSE_FIELDS:
+                _zero(o, start, size)
+            n = pile_size[i]
+            if n > 0:
+                o[DISCARD_TOP + pile[i, n - 1]] = 1.0
+                for k in range(n - 1):
+                    o[PILE_BURIED + pile[i, k]] = 1.0
+            o[KNOCK_LIMIT + kl] = 1.0
+            o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+            o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
+            if rp[RP_GAME_EPISODE] == 1:
+                o[SCORES] = scores[i, p] / rp[RP_TARGET]
+                o[SCORES + 1] = scores[i, q] / rp[RP_TARGET]
+                o[SCORES + 2] = rp[RP_TARGET] / 100.0
         ph = phase[i]
         if done[i] or current_player[i] != p:
             continue
-        o[PHASE + ph] = 1.0
+        if view:
+            o[PHASE + ph] = 1.0
         m = out_mask[i]
         if ph == PH_OFFER_NONDEALER or ph == PH_OFFER_DEALER:
             if write_mask:
@@ -586,12 +597,13 @@ def _observe_split(rows, players, packed, write_mask, rp, st, out_obs, out_mask,
             _melds.masks_of_row(own, ms)
             _melds.deadwood_after_discard_held_of_masks(ms, _RUN_DW, dw, cand, tmp)
             blocked = taken_card[i] if rp[RP_DISCARD_TAKEN] == 0 else -1
-            if blocked >= 0:
+            if blocked >= 0 and view:
                 o[CANNOT_DISCARD + blocked] = 1.0
             for c in range(NUM_CARDS):
                 if not own[c]:
                     continue
-                o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
+                if view:
+                    o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
                 if write_mask and c != blocked:
                     m[c] = True
                     if dw[c] <= kl:

@@ -171,7 +171,6 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._rows = np.arange(n)
         self._all = np.ones(n, bool)
         self._seat = np.zeros(n, np.int8)
-        self._opp_seat = np.ones(n, np.int8)
         self._obs = np.zeros((n, OBS_SIZE), np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), bool)
         self._phi = np.zeros(n, np.float64)  # potential at the learner's last decision
@@ -250,7 +249,6 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         else:
             seats = self.seat_option
         self._seat[games] = seats
-        self._opp_seat[games] = 1 - self._seat[games]
         self._skipped[games] = 0
 
     # -------------------------------------------------------------------- step
@@ -334,7 +332,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                     final_views)
                 if n_real:
                     if final_obs is None:
-                        final_obs = np.full(n, None, dtype=object)
+                        final_obs = np.empty(n, dtype=object)  # numpy fills it with None
                         final_seat = self._seat.copy()
                     self._record_final_obs(final_obs, self._real_idx[:n_real], final_views)
                 if n_skip:  # new episodes the opponent ended before the learner's first decision

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core import (F_HAND_OVER, F_TERMINATED, F_TRUNCATED, OUT_FLAGS, OUT_REWARDS, RES_BOOLS,
+from .core import (MASK_ONLY, F_HAND_OVER, F_TERMINATED, F_TRUNCATED, OUT_FLAGS, OUT_REWARDS, RES_BOOLS,
                    RES_INTS, RI_GAME_WINNER, RI_WINNER, ST_CURRENT_PLAYER, _observe_split, _transition)
 
 # log = (count (N,) int32, net (N,) float64, ints (N, R) int32, bools (N, B) bool): a HandLog's arrays
@@ -119,8 +119,8 @@ def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_obse
     """Write the view of every ``changed`` game (then unmark it): the learner's (where ``seat`` is
     to move) into ``obs[i]`` and ``mask[i]``; the opponent's into the next packed row of
     ``opp_obs``/``opp_mask`` (game index in ``opp_idx``, in game order; its mask also into
-    ``mask[i]``, the core's). Without ``opp_observes`` the opponent's observations all go to
-    ``opp_obs[0]``, a scratch row (only its masks are kept). Finished games get none. Returns
+    ``mask[i]``, the core's). Without ``opp_observes`` the opponent's rows get masks only (no
+    observation is computed; ``opp_obs`` is not written). Finished games get none. Returns
     how many games the opponent is to move in."""
     current_player = st[ST_CURRENT_PLAYER]
     n = changed.shape[0]
@@ -138,7 +138,7 @@ def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_obse
         if p == seat[i]:
             split[m] = -1
         else:
-            split[m] = k if opp_observes else 0
+            split[m] = k if opp_observes else MASK_ONLY
             opp_idx[k] = i
             k += 1
         m += 1
