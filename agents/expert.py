@@ -220,14 +220,21 @@ def _danger(c, opp, signal, signal_factor):
 
 @njit(cache=True, inline="always")
 def _near(ms, u):
-    """Whether u could join a meld with the cards of ms (its rank held, or a suit neighbour within 2)."""
+    """Whether u could join a meld with the cards of ms: two more of its rank, or two suit neighbours
+    making three in a row with it. Otherwise u is deadwood in every arrangement of ms + u (and of ms
+    minus any card, plus u), so keeping u adds exactly its points: no meld search is needed."""
     r, s = u % NUM_RANKS, u // NUM_RANKS
+    same_rank = 0
     for t in range(NUM_SUITS):
-        if t != s and (ms[t] >> r) & 1:
-            return True
-    lo, hi = max(0, r - 2), min(NUM_RANKS - 1, r + 2)
-    window = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
-    return (ms[s] & window & ~(1 << r)) != 0
+        if t != s:
+            same_rank += (ms[t] >> r) & 1
+    if same_rank >= 2:
+        return True
+    m = ms[s]
+    below2 = r >= 2 and (m >> (r - 2)) & 3 == 3
+    around = 1 <= r <= NUM_RANKS - 2 and (m >> (r - 1)) & 5 == 5
+    above2 = r <= NUM_RANKS - 3 and (m >> (r + 1)) & 3 == 3
+    return below2 or around or above2
 
 
 NOW, EXP_DEADWOOD, EXP_MELDED, P_KNOCK, P_GIN, NUM_OUTS_FIELDS = range(6)  #: fields of _outs' result
@@ -264,6 +271,47 @@ def _outs(ms, weight, limit, work, res):
     res[EXP_MELDED] = melded / total
     res[P_KNOCK] = p_knock / total
     res[P_GIN] = p_gin / total
+
+
+@njit(cache=True)
+def _discard_outs(ms, weight, limit, now, best9, with_u, drawn, p_knock, p_gin, held, work):
+    """``_outs``' chances of knocking and of gin, for the 11-card hand ms after each of its discards c:
+    p_knock[c] and p_gin[c] (held c only). The same numbers as ``_outs`` of ms minus c, summed in the
+    same order, from one meld search per drawn card for all eleven discards rather than eleven:
+    the deadwood after drawing u and keeping the best ten of ms - c + u is the least deadwood of
+    ms + u without c and one more card.
+    """
+    k.after_discard_and_best(ms, now, best9, work)
+    n = 0
+    for c in range(NUM_CARDS):
+        if k.has(ms, c):
+            held[n] = c
+            n += 1
+            p_knock[c] = 0.0
+            p_gin[c] = 0.0
+    total = 0.0
+    for u in range(NUM_CARDS):
+        w = weight[u]
+        if w <= 0.0:
+            continue
+        total += w
+        near = _near(ms, u)
+        if near:  # drawn[c]: the best ten of ms - c + u
+            k.add(ms, u)
+            k.after_discard_and_best(ms, with_u, drawn, work)
+            k.remove(ms, u)
+        for j in range(n):
+            c = held[j]
+            # u melds with nothing: it is kept only in place of the worst card
+            d = drawn[c] if near else min(now[c], best9[c] + k.POINTS[u])
+            if d <= limit:
+                p_knock[c] += w
+            if d == 0:
+                p_gin[c] += w
+    total = max(total, 1e-9)
+    for j in range(n):
+        p_knock[held[j]] /= total
+        p_gin[held[j]] /= total
 
 
 @njit(cache=True)
@@ -414,6 +462,13 @@ def _features_rows(obs, p, out, lo, hi):
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
+    now = np.empty(NUM_CARDS, np.int64)
+    best9 = np.empty(NUM_CARDS, np.int64)
+    with_u = np.empty(NUM_CARDS, np.int64)
+    drawn = np.empty(NUM_CARDS, np.int64)
+    held = np.empty(NUM_CARDS, np.int64)
+    p_knock = np.empty(NUM_CARDS, np.float64)
+    p_gin = np.empty(NUM_CARDS, np.float64)
     for b in range(lo, hi):
         o = obs[b]
         ph = k.row_phase(o)
@@ -424,13 +479,11 @@ def _features_rows(obs, p, out, lo, hi):
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
+            _discard_outs(ms, weight, limit, now, best9, with_u, drawn, p_knock, p_gin, held, work)
             for c in range(NUM_CARDS):
                 if k.has(ms, c):
-                    k.remove(ms, c)
-                    _outs(ms, weight, limit, work, res)
-                    k.add(ms, c)
-                    out[b, _GIN_AFTER + c] = res[P_GIN]
-                    out[b, _KNOCK_AFTER + c] = res[P_KNOCK]
+                    out[b, _GIN_AFTER + c] = p_gin[c]
+                    out[b, _KNOCK_AFTER + c] = p_knock[c]
                     out[b, _DANGER_OF + c] = _danger(c, opp, signal, p[SIGNAL])
         else:
             _outs(ms, weight, limit, work, res)

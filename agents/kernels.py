@@ -133,6 +133,14 @@ def deadwood_and_best_discard(ms: np.ndarray, work: np.ndarray) -> tuple[int, in
 
 
 @njit(cache=True)
+def after_discard_and_best(ms: np.ndarray, after: np.ndarray, after_best: np.ndarray, work: np.ndarray) -> None:
+    """For every held card c: ``deadwood_and_best_discard`` of the hand ms without c, into
+    after[c] and after_best[c] (one pass; entries of cards not held are left as they were)."""
+    melds.deadwood_after_discard_and_best_of_masks(ms, RUN_DEADWOOD, RUN_BEST_DROP, after, after_best, work[0:4],
+                                                   work[4:8])
+
+
+@njit(cache=True)
 def draw_action(take: bool, mask: np.ndarray) -> int:
     """Take the top discard if ``take`` (and legal), else pass on an offer or draw the stock."""
     if take and mask[TAKE_DISCARD]:

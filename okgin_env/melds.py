@@ -70,6 +70,10 @@ RUN_BEST_DROP = np.array(
 )
 
 
+#: (8192,) int64 -- index of the lowest rank bit of a suit mask (0 for the empty mask).
+_LOWEST_BIT = np.array([(m & -m).bit_length() - 1 if m else 0 for m in range(1 << NUM_RANKS)], dtype=np.int64)
+
+
 def hand_masks(hands: np.ndarray) -> np.ndarray:
     """(B, 52) bool -> (B, 4) int64 suit masks (bit r = rank r held)."""
     h = np.asarray(hands, dtype=bool).reshape(-1, NUM_SUITS, NUM_RANKS)
@@ -255,6 +259,65 @@ def deadwood_and_best_discard_of_masks(ms: np.ndarray, run_dw: np.ndarray, best_
         best = min(best, d)
         best_after = min(best_after, d - _best_drop_of(tmp, best_drop))
     return best, best_after
+
+
+@njit(cache=True)
+def deadwood_after_discard_and_best_of_masks(ms: np.ndarray, run_dw: np.ndarray, best_drop: np.ndarray,
+                                             after: np.ndarray, after_best: np.ndarray, cand: np.ndarray,
+                                             tmp: np.ndarray) -> None:
+    """For every held card c: after[c] = minimal deadwood of the hand without c, and
+    after_best[c] = the least deadwood of the hand without c and without its best other card
+    (``deadwood_and_best_discard`` of the hand minus c, for all c in one pass; entries of cards not
+    held are left as they were).
+
+    Same argument as ``deadwood_after_discard_of_masks``, one card further: every arrangement of
+    the hand without c and x is a set choice of the full hand leaving both outside the sets. Under
+    a choice with run masks ``t``, removing c from suit s leaves ``t[s] - c``, and the best x is in
+    that suit (``best_drop`` of ``t[s] - c``) or in another (the largest ``best_drop`` of the
+    others). The outs of a discard decision need this for eleven discards times each drawn card;
+    one pass per drawn card replaces eleven searches.
+    """
+    if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
+        ncodes = 1
+        for k in range(4):
+            cand[k] = -1
+    else:
+        _candidates(ms, cand)
+        ncodes = _num_codes(ms, cand)
+    for code in range(ncodes):
+        if code == 0:  # no sets: every held card is in the runs search, so this fills every entry
+            for s in range(NUM_SUITS):
+                tmp[s] = ms[s]
+        else:
+            _apply_sets(ms, cand, code, tmp)
+        total = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        d0, d1, d2, d3 = best_drop[tmp[0]], best_drop[tmp[1]], best_drop[tmp[2]], best_drop[tmp[3]]
+        for s in range(NUM_SUITS):
+            t = tmp[s]
+            if t == 0:
+                continue
+            # the best discard outside suit s
+            if s == 0:
+                other = max(d1, max(d2, d3))
+            elif s == 1:
+                other = max(d0, max(d2, d3))
+            elif s == 2:
+                other = max(d0, max(d1, d3))
+            else:
+                other = max(d0, max(d1, d2))
+            rest = total - run_dw[t]
+            m = t
+            while m:
+                r = _LOWEST_BIT[m]
+                m &= m - 1
+                left = t & ~(1 << r)
+                a = rest + run_dw[left]
+                b = a - max(best_drop[left], other)
+                c = s * NUM_RANKS + r
+                if code == 0 or a < after[c]:
+                    after[c] = a
+                if code == 0 or b < after_best[c]:
+                    after_best[c] = b
 
 
 @njit(cache=True, inline="always")

@@ -293,6 +293,30 @@ def test_deadwood_and_best_discard_matches_the_full_search(size):
     three = melds.hand_masks(mask_of(cards("3s 3d 3c"))[None])[0]  # a set minus any card leaves two threes
     assert melds.deadwood_and_best_discard_of_masks(three, melds.RUN_DEADWOOD, melds.RUN_BEST_DROP, cand, tmp) == (0, 6)
 
+
+@pytest.mark.parametrize("size", [3, 10, 11, 12])
+def test_deadwood_after_discard_and_best_is_the_one_pass_kernel_for_every_discard(size):
+    """after[c], after_best[c] = deadwood_and_best_discard of the hand without c, for every held c
+    (the outs of a discard decision read it once per drawn card); cards not held are untouched."""
+    rng = np.random.default_rng(3000 + size)
+    hands = _dense_hands(rng, 1000, size) + _dense_hands(rng, 300, size, max_rank=13)
+    if size == 12:
+        hands += [cards("As Ad Ac Ah 2s 2d 2c 2h 3s 3d 3c 3h"), cards("2s 3s 4s 5s 7h 8h 9h Tc Jc Qc 5d 5c")]
+    ms, rest, cand, tmp = (np.empty(4, np.int64) for _ in range(4))
+    for h in hands:
+        held = mask_of(h)
+        melds.masks_of_row(held, ms)
+        after, best = np.full(NUM_CARDS, -5, np.int64), np.full(NUM_CARDS, -5, np.int64)
+        melds.deadwood_after_discard_and_best_of_masks(ms, melds.RUN_DEADWOOD, melds.RUN_BEST_DROP, after, best,
+                                                       cand, tmp)
+        for c in np.flatnonzero(held):
+            without = held.copy()
+            without[c] = False
+            melds.masks_of_row(without, rest)
+            want = melds.deadwood_and_best_discard_of_masks(rest, melds.RUN_DEADWOOD, melds.RUN_BEST_DROP, cand, tmp)
+            assert (after[c], best[c]) == want, (format_cards(h), c)
+        assert (after[~held] == -5).all() and (best[~held] == -5).all()
+
 # ---------------------------------------------------------------------------
 # best_melds
 # ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoin
                         masked_entropy, masked_log_probs, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame, random_legal_actions
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from okgin_env.observation import OBS_FIELDS, OBS_SIZE, OBS_VERSION
 
 
 def legal_batch(n: int = 64, seed: int = 0):
@@ -357,3 +357,69 @@ def test_init_from_may_widen_the_features_and_keeps_the_policy():
         load_widened(ActorCritic(hidden_sizes=[32], mask_input=True, features="raw", shared_trunk=False), ckpt)
     with pytest.raises(ValueError, match="only the features may grow"):
         load_widened(ActorCritic(hidden_sizes=[16], mask_input=True, features="outs", shared_trunk=False), ckpt)
+
+
+def _played_observations(n: int = 256, steps: int = 50) -> np.ndarray:
+    """Observations of games between two expert bots (every phase, hands rich in melds)."""
+    import agents
+
+    game, bot = VectorGame(n, seed=11, autoreset=True), agents.make("expert", seed=3)
+    out, seen = game.reset(), []
+    for _ in range(steps):
+        seen.append(out.observation.copy())
+        out = game.step(bot.act(out.observation, out.legal_action_mask))
+    return np.concatenate(seen)
+
+
+def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
+    """The features' chances of knock and gin after each discard (one meld search per drawn card)
+    are exactly ``_outs`` of the hand without that card (eleven searches per drawn card)."""
+    from agents import expert
+    from agents import kernels as k
+
+    obs = _played_observations()
+    rows = np.flatnonzero(obs[:, OBS_FIELDS["phase"].start + 4] > 0.5)[:400]
+    assert len(rows) > 100
+    scratch = [np.empty(52, np.bool_), np.empty(52, np.bool_)] + [np.empty(52) for _ in range(3)]
+    pairs, work, ms, res = np.empty((6, 2), np.int64), np.empty(8, np.int64), np.empty(4, np.int64), np.empty(6)
+    ints = [np.empty(52, np.int64) for _ in range(5)]
+    p_knock, p_gin = np.empty(52), np.empty(52)
+    for i in rows:
+        o = obs[i]
+        unseen, signal, opp, belief, weight = scratch
+        expert._read_table(o, expert._FEATURES_P, unseen, signal, opp, pairs, belief, weight)
+        limit = k.row_knock_limit(o)
+        k.row_field_masks(o, k.OWN_HAND, ms)
+        expert._discard_outs(ms, weight, limit, *ints[:4], p_knock, p_gin, ints[4], work)
+        for c in np.flatnonzero(o[OBS_FIELDS["own_hand"]] > 0.5):
+            k.remove(ms, c)
+            expert._outs(ms, weight, limit, work, res)
+            k.add(ms, c)
+            assert (p_knock[c], p_gin[c]) == (res[expert.P_KNOCK], res[expert.P_GIN]), (i, c)
+
+
+def test_a_card_that_cannot_meld_adds_its_points_exactly():
+    """``_near`` is False only for a card with no two meld partners in the hand: then it is
+    deadwood in every arrangement, and the outs count it without a meld search."""
+    from agents import expert
+    from agents import kernels as k
+    from okgin_env import melds
+    from okgin_env.cards import CARD_POINTS
+
+    rng = np.random.default_rng(5)
+    ms, work = np.empty(4, np.int64), np.empty(8, np.int64)
+    checked = 0
+    for _ in range(3000):
+        hand = np.zeros(52, bool)
+        hand[rng.choice(52, 10, replace=False)] = True
+        melds.masks_of_row(hand, ms)
+        now, best9 = k.deadwood_and_best_discard(ms, work)
+        for u in np.flatnonzero(~hand):
+            if expert._near(ms, u):
+                continue
+            k.add(ms, u)
+            got = k.deadwood_and_best_discard(ms, work)
+            k.remove(ms, u)
+            assert got == (now + CARD_POINTS[u], min(now, best9 + CARD_POINTS[u]))
+            checked += 1
+    assert checked > 10000
