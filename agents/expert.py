@@ -274,21 +274,23 @@ def _outs(ms, weight, limit, work, res):
 
 
 @njit(cache=True)
-def _discard_outs(ms, weight, limit, now, best9, with_u, drawn, p_knock, p_gin, held, work):
-    """``_outs``' chances of knocking and of gin, for the 11-card hand ms after each of its discards c:
-    p_knock[c] and p_gin[c] (held c only). The same numbers as ``_outs`` of ms minus c, summed in the
-    same order, from one meld search per drawn card for all eleven discards rather than eleven:
-    the deadwood after drawing u and keeping the best ten of ms - c + u is the least deadwood of
-    ms + u without c and one more card.
+def _discard_outs(ms, weight, limit, scratch, table, work):
+    """``_outs`` of the 11-card hand ms after each of its discards c: table[f, c] = field f of
+    ``_outs(ms - c)`` (held c only). The same numbers, summed in the same order, from one meld
+    search per drawn card u for all eleven discards rather than eleven: the deadwood of ms - c + u
+    is that of ms + u without c, and keeping its best ten drops one more card. (Where u melds with
+    ms but not with ms - c, the search gives what ``_outs`` computes without one: u's points.)
+    ``scratch``: (5, 52) int64.
     """
+    now, best9, with_u, drawn, held = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
     k.after_discard_and_best(ms, now, best9, work)
     n = 0
     for c in range(NUM_CARDS):
         if k.has(ms, c):
             held[n] = c
             n += 1
-            p_knock[c] = 0.0
-            p_gin[c] = 0.0
+            for f in range(NUM_OUTS_FIELDS):
+                table[f, c] = 0.0
     total = 0.0
     for u in range(NUM_CARDS):
         w = weight[u]
@@ -296,30 +298,42 @@ def _discard_outs(ms, weight, limit, now, best9, with_u, drawn, p_knock, p_gin, 
             continue
         total += w
         near = _near(ms, u)
-        if near:  # drawn[c]: the best ten of ms - c + u
+        if near:  # with_u[c], drawn[c]: deadwood of ms - c + u, and of its best ten
             k.add(ms, u)
             k.after_discard_and_best(ms, with_u, drawn, work)
             k.remove(ms, u)
         for j in range(n):
             c = held[j]
-            # u melds with nothing: it is kept only in place of the worst card
-            d = drawn[c] if near else min(now[c], best9[c] + k.POINTS[u])
+            if near:
+                d = drawn[c]
+                table[EXP_MELDED, c] += w * (now[c] + k.POINTS[u] - with_u[c])
+            else:  # u melds with nothing: it is kept only in place of the worst card
+                d = min(now[c], best9[c] + k.POINTS[u])
+            table[EXP_DEADWOOD, c] += w * d
             if d <= limit:
-                p_knock[c] += w
+                table[P_KNOCK, c] += w
             if d == 0:
-                p_gin[c] += w
+                table[P_GIN, c] += w
     total = max(total, 1e-9)
     for j in range(n):
-        p_knock[held[j]] /= total
-        p_gin[held[j]] /= total
+        c = held[j]
+        table[NOW, c] = now[c]
+        table[EXP_DEADWOOD, c] /= total
+        table[EXP_MELDED, c] /= total
+        table[P_KNOCK, c] /= total
+        table[P_GIN, c] /= total
 
 
 @njit(cache=True)
-def _hand_value(ms, weight, limit, stock, p, work, res):
-    """Cost of keeping the 10-card hand ms (lower is better)."""
-    meld_w = (p[MELD_W] + p[MELD_LOW] * (k.MAX_KNOCK_LIMIT - limit) / k.MAX_KNOCK_LIMIT) * (
+def _meld_weight(limit, stock, p):
+    """How much a point of deadwood that the next draws may meld is worth now."""
+    return (p[MELD_W] + p[MELD_LOW] * (k.MAX_KNOCK_LIMIT - limit) / k.MAX_KNOCK_LIMIT) * (
         p[MELD_LATE] + (1.0 - p[MELD_LATE]) * min(stock, k.FULL_STOCK) / k.FULL_STOCK)
-    _outs(ms, weight, limit, work, res)
+
+
+@njit(cache=True)
+def _hand_value(res, meld_w, p):
+    """Cost of keeping a 10-card hand whose ``_outs`` are res (lower is better)."""
     return res[NOW] - meld_w * res[EXP_MELDED] - p[KNOCK_V] * res[P_KNOCK] - p[GIN_V] * res[P_GIN]
 
 
@@ -345,6 +359,8 @@ def _expert_rows(obs, mask, p, out, lo, hi):
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
+    table = np.empty((NUM_OUTS_FIELDS, NUM_CARDS), np.float64)
+    scratch = np.empty((5, NUM_CARDS), np.int64)
     for b in range(lo, hi):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
@@ -355,7 +371,7 @@ def _expert_rows(obs, mask, p, out, lo, hi):
         limit, stock = k.row_knock_limit(o), k.row_stock(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
-            out[b] = _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, res)
+            out[b] = _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, table, scratch)
         else:
             out[b] = k.draw_action(_take(o, ms, weight, limit, stock, p, after, work, res), m)
 
@@ -370,27 +386,23 @@ def _knock_now(o, stock, p):
 
 
 @njit(cache=True)
-def _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, res):
+def _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, table, scratch):
     best_dw, knock_card = k.NOT_HELD, -1
     for c in range(NUM_CARDS):
         if m[c] and k.row_after_discard(o, c) < best_dw:
             best_dw = k.row_after_discard(o, c)
             knock_card = c if m[k.KNOCK + c] else -1
-    if knock_card >= 0:
-        if best_dw == 0 or _knock_now(o, stock, p):
-            return k.KNOCK + knock_card
-        k.remove(ms, knock_card)
-        _outs(ms, weight, limit, work, res)
-        k.add(ms, knock_card)
-        if res[P_GIN] < p[HOLD_CHANCE]:
-            return k.KNOCK + knock_card
+    if knock_card >= 0 and (best_dw == 0 or _knock_now(o, stock, p)):
+        return k.KNOCK + knock_card
+    _discard_outs(ms, weight, limit, scratch, table, work)
+    if knock_card >= 0 and table[P_GIN, knock_card] < p[HOLD_CHANCE]:
+        return k.KNOCK + knock_card
+    meld_w = _meld_weight(limit, stock, p)
     best_v, card = 1e30, -1
     for c in range(NUM_CARDS):
         if not m[c] or k.row_after_discard(o, c) > best_dw + p[PRUNE]:
             continue
-        k.remove(ms, c)
-        v = _hand_value(ms, weight, limit, stock, p, work, res)
-        k.add(ms, c)
+        v = _hand_value(table[:, c], meld_w, p)
         v += p[DANGER] * _danger(c, opp, signal, p[SIGNAL])
         if v < best_v:
             best_v, card = v, c
@@ -462,13 +474,8 @@ def _features_rows(obs, p, out, lo, hi):
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
-    now = np.empty(NUM_CARDS, np.int64)
-    best9 = np.empty(NUM_CARDS, np.int64)
-    with_u = np.empty(NUM_CARDS, np.int64)
-    drawn = np.empty(NUM_CARDS, np.int64)
-    held = np.empty(NUM_CARDS, np.int64)
-    p_knock = np.empty(NUM_CARDS, np.float64)
-    p_gin = np.empty(NUM_CARDS, np.float64)
+    table = np.empty((NUM_OUTS_FIELDS, NUM_CARDS), np.float64)
+    scratch = np.empty((5, NUM_CARDS), np.int64)
     for b in range(lo, hi):
         o = obs[b]
         ph = k.row_phase(o)
@@ -479,11 +486,11 @@ def _features_rows(obs, p, out, lo, hi):
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
-            _discard_outs(ms, weight, limit, now, best9, with_u, drawn, p_knock, p_gin, held, work)
+            _discard_outs(ms, weight, limit, scratch, table, work)
             for c in range(NUM_CARDS):
                 if k.has(ms, c):
-                    out[b, _GIN_AFTER + c] = p_gin[c]
-                    out[b, _KNOCK_AFTER + c] = p_knock[c]
+                    out[b, _GIN_AFTER + c] = table[P_GIN, c]
+                    out[b, _KNOCK_AFTER + c] = table[P_KNOCK, c]
                     out[b, _DANGER_OF + c] = _danger(c, opp, signal, p[SIGNAL])
         else:
             _outs(ms, weight, limit, work, res)

@@ -372,30 +372,31 @@ def _played_observations(n: int = 256, steps: int = 50) -> np.ndarray:
 
 
 def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
-    """The features' chances of knock and gin after each discard (one meld search per drawn card)
-    are exactly ``_outs`` of the hand without that card (eleven searches per drawn card)."""
+    """The outs after each discard (one meld search per drawn card, for the features and the
+    expert's discards) are exactly ``_outs`` of the hand without that card (eleven searches per
+    drawn card), every field."""
     from agents import expert
     from agents import kernels as k
 
     obs = _played_observations()
     rows = np.flatnonzero(obs[:, OBS_FIELDS["phase"].start + 4] > 0.5)[:400]
     assert len(rows) > 100
-    scratch = [np.empty(52, np.bool_), np.empty(52, np.bool_)] + [np.empty(52) for _ in range(3)]
-    pairs, work, ms, res = np.empty((6, 2), np.int64), np.empty(8, np.int64), np.empty(4, np.int64), np.empty(6)
-    ints = [np.empty(52, np.int64) for _ in range(5)]
-    p_knock, p_gin = np.empty(52), np.empty(52)
+    unseen, signal = np.empty(52, np.bool_), np.empty(52, np.bool_)
+    opp, belief, weight = np.empty(52), np.empty(52), np.empty(52)
+    pairs, work, ms = np.empty((6, 2), np.int64), np.empty(8, np.int64), np.empty(4, np.int64)
+    res = np.empty(expert.NUM_OUTS_FIELDS)
+    table, scratch = np.empty((expert.NUM_OUTS_FIELDS, 52)), np.empty((5, 52), np.int64)
     for i in rows:
         o = obs[i]
-        unseen, signal, opp, belief, weight = scratch
         expert._read_table(o, expert._FEATURES_P, unseen, signal, opp, pairs, belief, weight)
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
-        expert._discard_outs(ms, weight, limit, *ints[:4], p_knock, p_gin, ints[4], work)
+        expert._discard_outs(ms, weight, limit, scratch, table, work)
         for c in np.flatnonzero(o[OBS_FIELDS["own_hand"]] > 0.5):
             k.remove(ms, c)
             expert._outs(ms, weight, limit, work, res)
             k.add(ms, c)
-            assert (p_knock[c], p_gin[c]) == (res[expert.P_KNOCK], res[expert.P_GIN]), (i, c)
+            assert list(table[:, c]) == list(res), (i, c)
 
 
 def test_a_card_that_cannot_meld_adds_its_points_exactly():
