@@ -205,15 +205,20 @@ def deadwood_after_discard_held_of_masks(ms: np.ndarray, run_dw: np.ndarray, out
 
 
 @njit(cache=True, inline="always")
-def _after_discard(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray, tmp: np.ndarray,
-                   clamp: bool) -> None:
+def _set_choices(ms: np.ndarray, cand: np.ndarray) -> int:
+    """How many set choices the hand ms has (codes 0.., code 0 = no sets); fills cand (-1 padded)."""
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
-        ncodes = 1
         for k in range(4):
             cand[k] = -1
-    else:
-        _candidates(ms, cand)
-        ncodes = _num_codes(ms, cand)
+        return 1
+    _candidates(ms, cand)
+    return _num_codes(ms, cand)
+
+
+@njit(cache=True, inline="always")
+def _after_discard(ms: np.ndarray, run_dw: np.ndarray, out: np.ndarray, cand: np.ndarray, tmp: np.ndarray,
+                   clamp: bool) -> None:
+    ncodes = _set_choices(ms, cand)
     # "no sets" (code 0) leaves every held card in the runs search: it fills every entry.
     _after_discard_under(ms, run_dw, out, True, clamp)
     for code in range(1, ncodes):
@@ -277,13 +282,7 @@ def deadwood_after_discard_and_best_of_masks(ms: np.ndarray, run_dw: np.ndarray,
     others). The outs of a discard decision need this for eleven discards times each drawn card;
     one pass per drawn card replaces eleven searches.
     """
-    if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
-        ncodes = 1
-        for k in range(4):
-            cand[k] = -1
-    else:
-        _candidates(ms, cand)
-        ncodes = _num_codes(ms, cand)
+    ncodes = _set_choices(ms, cand)
     for code in range(ncodes):
         if code == 0:  # no sets: every held card is in the runs search, so this fills every entry
             for s in range(NUM_SUITS):
