@@ -219,7 +219,7 @@ def _danger(c, opp, signal, signal_factor):
 # ---------------------------------------------------------------------- outs
 
 @njit(cache=True, inline="always")
-def _near(ms, u):
+def _can_meld(ms, u):
     """Whether u could join a meld with the cards of ms: two more of its rank, or two suit neighbours
     making three in a row with it. Otherwise u is deadwood in every arrangement of ms + u (and of ms
     minus any card, plus u), so keeping u adds exactly its points: no meld search is needed."""
@@ -253,7 +253,7 @@ def _outs(ms, weight, limit, work, res):
         if w <= 0.0:
             continue
         total += w
-        if _near(ms, u):
+        if _can_meld(ms, u):
             k.add(ms, u)
             with_u, d = k.deadwood_and_best_discard(ms, work)
             k.remove(ms, u)
@@ -297,14 +297,14 @@ def _discard_outs(ms, weight, limit, scratch, table, work):
         if w <= 0.0:
             continue
         total += w
-        near = _near(ms, u)
-        if near:  # with_u[c], drawn[c]: deadwood of ms - c + u, and of its best ten
+        melds_u = _can_meld(ms, u)
+        if melds_u:  # with_u[c], drawn[c]: deadwood of ms - c + u, and of its best ten
             k.add(ms, u)
             k.after_discard_and_best(ms, with_u, drawn, work)
             k.remove(ms, u)
         for j in range(n):
             c = held[j]
-            if near:
+            if melds_u:
                 d = drawn[c]
                 table[EXP_MELDED, c] += w * (now[c] + k.POINTS[u] - with_u[c])
             else:  # u melds with nothing: it is kept only in place of the worst card

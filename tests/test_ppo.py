@@ -400,7 +400,7 @@ def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
 
 
 def test_a_card_that_cannot_meld_adds_its_points_exactly():
-    """``_near`` is False only for a card with no two meld partners in the hand: then it is
+    """``_can_meld`` is False only for a card with no two meld partners in the hand: then it is
     deadwood in every arrangement, and the outs count it without a meld search."""
     from agents import expert
     from agents import kernels as k
@@ -416,7 +416,7 @@ def test_a_card_that_cannot_meld_adds_its_points_exactly():
         melds.masks_of_row(hand, ms)
         now, best9 = k.deadwood_and_best_discard(ms, work)
         for u in np.flatnonzero(~hand):
-            if expert._near(ms, u):
+            if expert._can_meld(ms, u):
                 continue
             k.add(ms, u)
             got = k.deadwood_and_best_discard(ms, work)
