@@ -61,6 +61,7 @@ from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
 from trainer.checkpoint import move_aside
+from trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from trainer.pool import Opponents
 from trainer.resume import RESUME_OVERRIDABLE, restore, resume_config, training_checkpoint
 
@@ -141,6 +142,10 @@ class Args:
         "network input: raw (the observation), meld (plus meld features computed from it, agents.ppo.meld_features) "
         "or outs (plus the expert's reading of the table: outs, danger, the opponent's likely cards, "
         "agents.expert.outs_features); init_from may start an outs network from a meld one")
+    oracle_critic: bool = arg(False,
+        "the critic also reads what the player cannot see, the opponent's hand and the stock order "
+        "(trainer.oracle; needs shared_trunk: false): less noisy advantages. The policy never reads it, "
+        "and playing the trained agent needs none of it")
 
     # ------------------------------------------------------------ starting point
     init_from: str = arg("",
@@ -263,6 +268,8 @@ def validate_args(args: Args) -> None:
          "a non-empty list of integers >= 1")
     need(args.activation in ("relu", "tanh", "gelu"), "activation", "relu, tanh or gelu")
     need(args.features in FEATURES, "features", " or ".join(FEATURES))
+    need(not (args.oracle_critic and args.shared_trunk), "oracle_critic",
+         "false, or true with shared_trunk: false (the policy must not read the critic's privileged inputs)")
     Rules.from_dict(args.rules)  # names the bad rule option itself
     mix = args.opponent_mix
     need(len(mix) > 0 and all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, "opponent_mix",
@@ -342,9 +349,10 @@ class TurnStorage:
     neither is *pending* and is carried into the next rollout by :meth:`carry_over`.
     """
 
-    def __init__(self, num_steps: int, num_envs: int, input_size: int = OBS_SIZE) -> None:
+    def __init__(self, num_steps: int, num_envs: int, input_size: int = OBS_SIZE, privileged_size: int = 0) -> None:
         rows, n = CARRY + num_steps, num_envs
         self.obs = np.zeros((rows, n, input_size), np.float32)  # the network's input (observation [+ features])
+        self.privileged = np.zeros((rows, n, privileged_size), np.float32)  # the critic's hidden-state inputs
         self.masks = np.zeros((rows, n, NUM_ACTIONS), bool)
         self.actions = np.zeros((rows, n), np.int64)
         self.logprobs = np.zeros((rows, n), np.float32)
@@ -357,10 +365,10 @@ class TurnStorage:
         self.last_row = np.full((n, 2), -1, np.int64)  # each player's latest decision row in its current episode
         self._cols = np.arange(n)
 
-    _ROW_FIELDS = ("obs", "masks", "actions", "logprobs", "values", "potentials", "rewards", "dones", "next_row", "valid")
+    _ROW_FIELDS = ("obs", "privileged", "masks", "actions", "logprobs", "values", "potentials", "rewards", "dones", "next_row", "valid")
 
     def add(self, row: int, envs: np.ndarray, players: np.ndarray, obs, masks, actions, logprobs, values,
-            potentials=0.0) -> None:
+            potentials=0.0, privileged=None) -> None:
         """Store learner decisions of ``players`` in games ``envs`` at ``row``; link their predecessors."""
         prev = self.last_row[envs, players]
         linked = prev >= 0
@@ -369,6 +377,8 @@ class TurnStorage:
         self.obs[row, envs], self.masks[row, envs] = obs, masks
         self.actions[row, envs], self.logprobs[row, envs], self.values[row, envs] = actions, logprobs, values
         self.potentials[row, envs] = potentials
+        if privileged is not None:
+            self.privileged[row, envs] = privileged
         self.valid[row, envs] = True
 
     def credit(self, rewards: np.ndarray, ended: np.ndarray) -> None:
@@ -411,7 +421,8 @@ class TurnStorage:
 
     def load_state_dict(self, d: dict) -> None:
         for f in self._ROW_FIELDS:
-            getattr(self, f)[:CARRY] = d[f].numpy()
+            if f in d:  # runs saved before oracle_critic existed have no privileged rows (and need none)
+                getattr(self, f)[:CARRY] = d[f].numpy()
         self.last_row[:] = d["last_row"].numpy()
 
 
@@ -446,7 +457,8 @@ def per_player_gae(rewards, values, dones, next_row, valid, gamma: float, gae_la
 def ppo_loss(network: ActorCritic, mb: dict, args: Args):
     """Clipped PPO loss of one minibatch (dict of tensors: obs, masks, actions, logprobs,
     advantages, returns, values); returns (loss, stats of that minibatch)."""
-    _, newlogprob, entropy, newvalue = network.get_action_and_value(mb["obs"], mb["masks"], mb["actions"])
+    _, newlogprob, entropy, newvalue = network.get_action_and_value(mb["obs"], mb["masks"], mb["actions"],
+                                                                    privileged=mb.get("privileged"))
     logratio = newlogprob - mb["logprobs"]
     ratio = logratio.exp()
 
@@ -536,7 +548,7 @@ def make_agent(spec: str, seed: int):
 # ------------------------------------------------------- behaviour cloning warm start
 def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     """``bc_decisions`` decisions of ``agent`` playing itself: (obs float16, masks, actions,
-    value targets, has_target). A value target is the player's shaped return from that decision,
+    value targets, has_target, privileged float16 or None). A value target is the player's shaped return from that decision,
     (hand points * reward_scale) - phi(s) (the shaping telescopes); decisions of hands still running
     at the end have none."""
     n = args.num_envs
@@ -548,12 +560,16 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     actions = np.zeros((steps, n), np.int64)
     players = np.zeros((steps, n), np.int64)
     episode = np.zeros((steps, n), np.int64)  # running episode number of each game
+    privileged = np.zeros((steps, n, PRIVILEGED_SIZE), np.float16) if args.oracle_critic else None
+    all_games = np.arange(n)
     ep_no = np.arange(n)
     next_ep = n
     ended_eps, ended_points = [], []  # episode numbers that ended, and their (2,) points
     running = np.zeros((n, 2))
     for t in range(steps):
         obs[t], masks[t], players[t], episode[t] = out.observation, out.legal_action_mask, out.current_player, ep_no
+        if privileged is not None:
+            privileged[t] = privileged_inputs(game.state, all_games, out.current_player)
         actions[t] = agent.act(out.observation, out.legal_action_mask)
         out = game.step(actions[t])
         running += out.rewards
@@ -566,6 +582,8 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
             next_ep += len(fin)
     flat = lambda x: x.reshape(steps * n, *x.shape[2:])  # noqa: E731
     obs, masks, actions, players, episode = map(flat, (obs, masks, actions, players, episode))
+    if privileged is not None:
+        privileged = flat(privileged)
     ep_points, ep_ended = np.zeros((next_ep, 2)), np.zeros(next_ep, bool)
     if ended_eps:
         ids = np.concatenate(ended_eps)
@@ -577,7 +595,7 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     if args.features != "raw":
         obs = np.concatenate([network_input(obs[i:i + 65536].astype(np.float32), args.features).astype(np.float16)
                               for i in range(0, len(obs), 65536)])
-    return obs, masks, actions, targets, has_target
+    return obs, masks, actions, targets, has_target, privileged
 
 
 def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, log=print) -> dict:
@@ -585,7 +603,7 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
     value loss on its shaped returns."""
     t0 = time.time()
     agent = make_agent(args.bc_agent, seed=args.seed)
-    obs, masks, actions, targets, has_target = collect_imitation_data(agent, args, rules, seed=args.seed + 7919)
+    obs, masks, actions, targets, has_target, privileged = collect_imitation_data(agent, args, rules, seed=args.seed + 7919)
     log(f"behaviour cloning: {len(obs):,} decisions of {args.bc_agent} collected in {time.time() - t0:.0f}s")
     optimizer = optim.Adam(network.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     rng = np.random.default_rng([args.seed, 3])
@@ -602,7 +620,8 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
             o = torch.from_numpy(obs[mb].astype(np.float32)).to(device)
             m = torch.from_numpy(masks[mb]).to(device)
             a = torch.from_numpy(actions[mb]).to(device)
-            _, logprob, _, value = network.get_action_and_value(o, m, a)
+            p = None if privileged is None else torch.from_numpy(privileged[mb].astype(np.float32)).to(device)
+            _, logprob, _, value = network.get_action_and_value(o, m, a, privileged=p)
             h = torch.from_numpy(has_target[mb]).to(device)
             v_loss = (((value - torch.from_numpy(targets[mb]).to(device)) ** 2) * h).sum() / h.sum().clamp(min=1)
             loss = -logprob.mean() + args.vf_coef * v_loss
@@ -707,7 +726,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     network = ActorCritic(hidden_sizes=args.hidden_sizes, activation=args.activation,
                           shared_trunk=args.shared_trunk, mask_input=args.mask_input,
-                          features=args.features).to(device)
+                          features=args.features, privileged_size=PRIVILEGED_SIZE if args.oracle_critic else 0).to(device)
     if args.init_from and not resume_path:
         try:
             load_widened(network, load_checkpoint(args.init_from, map_location=device))
@@ -725,7 +744,7 @@ def main(argv: list[str] | None = None) -> dict:
     opponents = Opponents(args.opponent_mix, args.num_envs, args.pool_size, rng, make_agent,
                           agent_seed=args.seed * 1000 + rank * 100, model_config=network.config, device=device)
 
-    storage = TurnStorage(args.num_steps, args.num_envs, input_size(args.features))
+    storage = TurnStorage(args.num_steps, args.num_envs, input_size(args.features), network.privileged_size)
     ep_points = np.zeros((args.num_envs, 2), np.float64)  # raw points of the running episode
     global_step, start_iteration, best_metric = 0, 1, -math.inf
     last_eval: dict = {}
@@ -799,14 +818,16 @@ def main(argv: list[str] | None = None) -> dict:
                 net_in = network_input(next_obs[envs], args.features)  # computed once: stored for the update
                 obs_t = torch.from_numpy(net_in).to(device)
                 mask_t = torch.from_numpy(next_mask[envs]).to(device)
+                priv = privileged_inputs(game.state, envs, next_player[envs]) if args.oracle_critic else None
                 with torch.inference_mode():
-                    action, logprob, _, value = network.get_action_and_value(obs_t, mask_t, entropy=False)
+                    action, logprob, _, value = network.get_action_and_value(
+                        obs_t, mask_t, entropy=False, privileged=None if priv is None else torch.from_numpy(priv).to(device))
                 a_np = action.cpu().numpy()
                 actions[envs] = a_np
                 phi = potential(next_obs[envs], args.deadwood_shaping, args.reward_scale) \
                     if args.deadwood_shaping else 0.0
                 storage.add(row, envs, next_player[envs], net_in, next_mask[envs], a_np,
-                            logprob.cpu().numpy(), value.cpu().numpy(), phi)
+                            logprob.cpu().numpy(), value.cpu().numpy(), phi, priv)
             opponents.act(np.flatnonzero(~learner_turn), next_obs, next_mask, args.features, actions)
 
             # TRY NOT TO MODIFY: execute the game and log data.
@@ -834,12 +855,15 @@ def main(argv: list[str] | None = None) -> dict:
         b_advantages = torch.from_numpy(b_adv[trainable]).to(device)
         b_returns = torch.from_numpy(b_ret[trainable]).to(device)
         b_values = torch.from_numpy(storage.values[trainable]).to(device)
+        b_privileged = torch.from_numpy(storage.privileged[trainable]).to(device) if args.oracle_critic else None
         storage.carry_over()  # pending decisions wait for their successor in the next rollout
 
         # Optimizing the policy and value network
         batch_size = len(b_obs)
         batch = dict(obs=b_obs, masks=b_masks, actions=b_actions, logprobs=b_logprobs, advantages=b_advantages,
                      returns=b_returns, values=b_values)
+        if b_privileged is not None:
+            batch["privileged"] = b_privileged
         stats = ppo_update(network, optimizer, batch, args, shuffle_rng, world_size)
 
         y_pred, y_true = b_values.cpu().numpy(), b_returns.cpu().numpy()

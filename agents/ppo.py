@@ -178,50 +178,83 @@ class ActorCritic(nn.Module):
     ``False`` gives actor and critic their own body (as CleanRL's ``Agent``). With
     ``mask_input=True`` the legal-action mask is appended to the observation as 107 more
     inputs (an agent acts on both), so the network sees exactly when it may knock.
+    ``privileged_size > 0`` (needs ``shared_trunk=False``) gives the critic that many more inputs
+    that the policy never reads: information hidden from the player (``trainer.oracle``), known
+    to the trainer only. Acting needs none of it (:meth:`policy_logits`).
     """
 
     def __init__(self, obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS,
                  hidden_sizes: list[int] | tuple[int, ...] = (256, 256), activation: str = "relu",
-                 shared_trunk: bool = True, mask_input: bool = False, features: str = "raw") -> None:
+                 shared_trunk: bool = True, mask_input: bool = False, features: str = "raw",
+                 privileged_size: int = 0) -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
         if features not in FEATURES:
             raise ValueError(f"features must be one of {', '.join(FEATURES)}, got {features!r}")
+        if privileged_size < 0 or (privileged_size and shared_trunk):
+            raise ValueError(f"privileged_size must be 0, or > 0 with shared_trunk=False (the policy must not read "
+                             f"the critic's privileged inputs); got {privileged_size} with shared_trunk={shared_trunk}")
         hidden = [int(h) for h in hidden_sizes]
         self.features = features
         self.config = dict(obs_size=int(obs_size), num_actions=int(num_actions), hidden_sizes=hidden,
                            activation=activation, shared_trunk=bool(shared_trunk), mask_input=bool(mask_input),
                            features=features)
+        if privileged_size:  # absent from older checkpoints' configs, which read as 0
+            self.config["privileged_size"] = int(privileged_size)
         self.mask_input = bool(mask_input)
+        self.privileged_size = int(privileged_size)
         in_size = int(obs_size) - OBS_SIZE + input_size(features)
         sizes = [in_size + (int(num_actions) if mask_input else 0)] + hidden
         self.body = _mlp(sizes, activation)
-        self.critic_body = None if shared_trunk else _mlp(sizes, activation)
+        self.critic_body = None if shared_trunk else _mlp([sizes[0] + self.privileged_size] + hidden, activation)
         self.actor = layer_init(nn.Linear(sizes[-1], num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(sizes[-1], 1), std=1.0)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits, value); ``mask`` is needed when the network was built with ``mask_input``."""
-        if self.mask_input:
-            obs = torch.cat([obs, mask.to(obs.dtype)], dim=-1)
-        h = self.body(obs)
-        hc = h if self.critic_body is None else self.critic_body(obs)
+    def _input(self, obs: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        return torch.cat([obs, mask.to(obs.dtype)], dim=-1) if self.mask_input else obs
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor | None = None,
+                privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value); ``mask`` is needed when the network was built with ``mask_input``,
+        ``privileged`` (B, privileged_size) when it was built with ``privileged_size``."""
+        x = self._input(obs, mask)
+        h = self.body(x)
+        if self.critic_body is None:
+            hc = h
+        elif self.privileged_size:
+            if privileged is None:
+                raise ValueError("this network's critic reads privileged inputs: pass privileged=, or use "
+                                 "policy_logits() to act")
+            hc = self.critic_body(torch.cat([x, privileged.to(x.dtype)], dim=-1))
+        else:
+            hc = self.critic_body(x)
         return self.actor(h), self.critic(hc).squeeze(-1)
 
-    def get_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.forward(obs, mask)[1]
+    def policy_logits(self, obs: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The policy's logits alone (the critic is not run): what acting needs."""
+        return self.actor(self.body(self._input(obs, mask)))
+
+    def get_value(self, obs: torch.Tensor, mask: torch.Tensor | None = None,
+                  privileged: torch.Tensor | None = None) -> torch.Tensor:
+        return self.forward(obs, mask, privileged)[1]
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
-                             generator: torch.Generator | None = None, entropy: bool = True):
+                             generator: torch.Generator | None = None, entropy: bool = True,
+                             privileged: torch.Tensor | None = None):
         """(action, log_prob, entropy, value) under the masked policy; samples when ``action`` is None.
         ``entropy=False`` (acting in a rollout, where it is not used) returns None for it."""
-        logits, value = self.forward(obs, mask)
+        logits, value = self.forward(obs, mask, privileged)
         log_probs = masked_log_probs(logits, mask)
         if action is None:
             action = sample_masked(log_probs, generator)
         logprob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1)
         return action, logprob, masked_entropy(log_probs) if entropy else None, value
+
+    def sample_action(self, obs: torch.Tensor, mask: torch.Tensor,
+                      generator: torch.Generator | None = None) -> torch.Tensor:
+        """Actions sampled from the masked policy (no critic): how frozen snapshots play."""
+        return sample_masked(masked_log_probs(self.policy_logits(obs, mask), mask), generator)
 
 
 # ---------------------------------------------------------------------------- agent
@@ -247,8 +280,7 @@ class PPOAgent(Agent):
             return self.act(np.asarray(observations)[None], np.asarray(action_masks)[None])[0]
         obs = torch.as_tensor(network_input(observations, self.network.features), device=self.device)
         mask = torch.as_tensor(np.asarray(action_masks, bool), device=self.device)
-        logits, _ = self.network(obs, mask)
-        log_probs = masked_log_probs(logits, mask)
+        log_probs = masked_log_probs(self.network.policy_logits(obs, mask), mask)
         if self.deterministic:
             actions = log_probs.argmax(-1)
         else:
@@ -260,8 +292,7 @@ class PPOAgent(Agent):
         """(B, 107) policy probabilities (0 on illegal actions); for analysis and play.py hints."""
         obs = torch.as_tensor(network_input(observations, self.network.features), device=self.device)
         mask = torch.as_tensor(np.asarray(action_masks, bool), device=self.device)
-        logits, _ = self.network(obs, mask)
-        return masked_log_probs(logits, mask).exp().cpu().numpy()
+        return masked_log_probs(self.network.policy_logits(obs, mask), mask).exp().cpu().numpy()
 
     def __repr__(self) -> str:
         return f"PPOAgent(name={self.name!r}, deterministic={self.deterministic})"
@@ -318,23 +349,30 @@ def network_from_checkpoint(ckpt: dict[str, Any]) -> ActorCritic:
 
 
 def load_widened(network: ActorCritic, ckpt: dict[str, Any]) -> None:
-    """Load a checkpoint's weights into ``network``, which may read more input features than it
-    (``features`` later in ``FEATURES``; all else equal). The new feature inputs start with zero
-    weights, so the widened network computes exactly what the checkpoint's did; training then
-    learns to use them."""
-    old_cfg, new_cfg = dict(ckpt["model_config"]), network.config
-    old_features = old_cfg.pop("features", "raw")
-    same = {k: v for k, v in new_cfg.items() if k != "features"} == old_cfg
-    if not same or FEATURES.index(old_features) > FEATURES.index(network.features):
-        raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {new_cfg} (only the "
-                         f"features may grow, in the order {' < '.join(FEATURES)})")
+    """Load a checkpoint's weights into ``network``, which may read more than it: more input
+    features (``features`` later in ``FEATURES``), a critic body of its own where the checkpoint
+    shared one trunk (it starts as a copy of that trunk), privileged critic inputs; all else equal.
+    New inputs start with zero weights, so the widened network computes exactly what the
+    checkpoint's did; training then learns to use them."""
+    old_cfg, new_cfg = dict(ckpt["model_config"]), dict(network.config)
+    old_features, new_features = old_cfg.pop("features", "raw"), new_cfg.pop("features")
+    old_priv, new_priv = old_cfg.pop("privileged_size", 0), new_cfg.pop("privileged_size", 0)
+    old_shared, new_shared = old_cfg.pop("shared_trunk"), new_cfg.pop("shared_trunk")
+    if (old_cfg != new_cfg or FEATURES.index(old_features) > FEATURES.index(new_features)
+            or (new_shared and not old_shared) or old_priv > new_priv or (old_priv and old_priv != new_priv)):
+        raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {network.config} (only "
+                         f"the features may grow, in the order {' < '.join(FEATURES)}, a shared trunk may split "
+                         f"into actor and critic bodies, and a critic may gain privileged inputs)")
     state, target = dict(ckpt["model"]), network.state_dict()
-    old_in, new_in = input_size(old_features), input_size(network.features)
-    for key, w in state.items():  # first layers: [observation, old features, (new features), mask]
+    if old_shared and not new_shared:  # the critic's own body starts as a copy of the shared trunk
+        state.update({"critic_" + k: v for k, v in ckpt["model"].items() if k.startswith("body.")})
+    old_in, new_in = input_size(old_features), input_size(new_features)
+    for key, w in state.items():  # first layers: [observation, old features, (new features), mask, (privileged)]
         if w.ndim == 2 and w.shape[1] != target[key].shape[1]:
             wide = torch.zeros(target[key].shape, dtype=w.dtype, device=w.device)
+            rest = w.shape[1] - old_in  # the mask inputs, if any (and an old critic's privileged ones)
             wide[:, :old_in] = w[:, :old_in]
-            wide[:, new_in:] = w[:, old_in:]  # the mask inputs, if any
+            wide[:, new_in:new_in + rest] = w[:, old_in:]
             state[key] = wide
     network.load_state_dict(state)
 

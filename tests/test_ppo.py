@@ -269,7 +269,7 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
     args = train.Args(num_envs=32, bc_agent="simple", bc_decisions=2048, bc_epochs=8, bc_minibatch_size=256,
                       hidden_sizes=[64])
     net = ActorCritic(hidden_sizes=args.hidden_sizes, mask_input=True)
-    obs, masks, actions, targets, has_target = train.collect_imitation_data(
+    obs, masks, actions, targets, has_target, _ = train.collect_imitation_data(
         train.make_agent("simple", seed=0), args, train.Rules(), seed=5)
     assert len(obs) == 2048 and masks[np.arange(len(actions)), actions].all() and has_target.any()
 
@@ -357,6 +357,70 @@ def test_init_from_may_widen_the_features_and_keeps_the_policy():
         load_widened(ActorCritic(hidden_sizes=[32], mask_input=True, features="raw", shared_trunk=False), ckpt)
     with pytest.raises(ValueError, match="only the features may grow"):
         load_widened(ActorCritic(hidden_sizes=[16], mask_input=True, features="outs", shared_trunk=False), ckpt)
+
+
+def test_a_shared_trunk_may_split_into_an_oracle_critic_and_keeps_the_policy_and_value():
+    """A shared-trunk checkpoint loaded into a network with its own critic body reading privileged
+    inputs computes the same logits and values, whatever those inputs are (their weights start at 0)."""
+    from agents.ppo import load_widened, network_input
+    from trainer.oracle import PRIVILEGED_SIZE
+    net = ActorCritic(hidden_sizes=[32, 16], mask_input=True, features="meld")
+    ckpt = {"model": net.state_dict(), "model_config": net.config}
+    oracle = ActorCritic(hidden_sizes=[32, 16], mask_input=True, features="outs", shared_trunk=False,
+                         privileged_size=PRIVILEGED_SIZE)
+    load_widened(oracle, ckpt)
+    o, m = legal_batch(64)
+    mask = torch.as_tensor(m)
+    priv = torch.rand(len(o), PRIVILEGED_SIZE)
+    with torch.no_grad():
+        a = net(torch.as_tensor(network_input(o, "meld")), mask)
+        b = oracle(torch.as_tensor(network_input(o, "outs")), mask, priv)
+        logits = oracle.policy_logits(torch.as_tensor(network_input(o, "outs")), mask)
+    torch.testing.assert_close(a[0], b[0])
+    torch.testing.assert_close(a[1], b[1])
+    torch.testing.assert_close(logits, b[0])
+    with pytest.raises(ValueError, match="privileged"):
+        oracle(torch.as_tensor(network_input(o, "outs")), mask)  # the critic cannot run without them
+    with pytest.raises(ValueError, match="shared_trunk=False"):
+        ActorCritic(privileged_size=PRIVILEGED_SIZE)  # the policy would read them
+    with pytest.raises(ValueError, match="does not fit"):  # a critic cannot lose its privileged inputs
+        load_widened(net, {"model": oracle.state_dict(), "model_config": oracle.config})
+
+
+def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
+    from okgin_env.actions import DRAW_STOCK
+    from trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
+    game = VectorGame(64, seed=11)
+    out = game.reset()
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(30):
+        players = out.current_player.astype(np.int64)
+        games = np.arange(64)
+        priv = privileged_inputs(game.state, games, players)
+        assert priv.shape == (64, PRIVILEGED_SIZE)
+        opp = game.state.hands[games, 1 - players]
+        np.testing.assert_array_equal(priv[:, :52], opp)
+        melded = priv[:, 52:104] > 0
+        assert not (melded & ~opp).any()
+        dw = np.where(opp & ~melded, np.arange(52) % 13 + 1, 0).clip(max=10).sum(1)  # unmelded points
+        np.testing.assert_allclose(priv[:, 104] * 110, dw, atol=1e-4)
+        stock = priv[:, 105:]
+        in_stock = stock > 0
+        np.testing.assert_array_equal(in_stock.sum(1), 52 - game.state.stock_next)
+        assert not (in_stock & game.state.hands.any(1)).any()  # no held card is in the stock
+        top = stock.argmax(1)  # the next stock card reads 1
+        has_stock = in_stock.any(1)
+        np.testing.assert_array_equal(stock[has_stock, top[has_stock]], 1.0)
+        np.testing.assert_array_equal(top[has_stock], game.state.deck[has_stock, game.state.stock_next[has_stock]])
+        before = game.state.hands.copy()
+        actions = random_legal_actions(out.legal_action_mask, rng)
+        out = game.step(actions)
+        drew = np.flatnonzero((actions == DRAW_STOCK) & ~game.state.done)
+        for g in drew:  # a stock draw takes exactly the card that read 1
+            assert np.flatnonzero(game.state.hands[g, players[g]] & ~before[g, players[g]]).tolist() == [top[g]]
+        checked += len(drew)
+    assert checked > 50
 
 
 def _played_observations(n: int = 256, steps: int = 50) -> np.ndarray:

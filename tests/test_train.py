@@ -14,6 +14,7 @@ import torch
 import train
 from agents.ppo import FEATURES_VERSION, load_checkpoint, save_checkpoint
 from okgin_env.core import VectorGame
+from trainer.oracle import PRIVILEGED_SIZE
 from trainer.resume import resume_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -143,12 +144,17 @@ def test_opponents_may_be_any_agent_spec(tmp_path, monkeypatch):
     assert set(result["eval"]) == {plugin}
 
 
+ORACLE = ["--set", "oracle_critic=true", "--set", "shared_trunk=false"]
+
+
 @pytest.mark.slow
-def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path):
+@pytest.mark.parametrize("extra", [[], ORACLE], ids=["plain", "oracle_critic"])
+def test_resume_reproduces_the_uninterrupted_run_exactly(tmp_path, extra):
     """Run A: 3 updates straight. Run B: 2 updates ("killed" after its checkpoint), then --resume
-    for the 3rd. The weights after update 3 must be identical."""
-    run_train(TINY + ["--set", "total_timesteps=384", "--set", f"run_dir={tmp_path / 'a'}"], tmp_path)
-    run_train(TINY + ["--set", f"run_dir={tmp_path / 'b'}"], tmp_path)
+    for the 3rd. The weights after update 3 must be identical (with an oracle critic too: its
+    privileged inputs of pending decisions are carried in the checkpoint)."""
+    run_train(TINY + extra + ["--set", "total_timesteps=384", "--set", f"run_dir={tmp_path / 'a'}"], tmp_path)
+    run_train(TINY + extra + ["--set", f"run_dir={tmp_path / 'b'}"], tmp_path)
     ckpt_b = os.path.join(only_run_dir(tmp_path / "b"), "checkpoint.pt")
     proc = run_train(["--resume", ckpt_b, "--total-timesteps", "384"], tmp_path)
     assert "update 3/3" in proc.stdout and "update 1/" not in proc.stdout
@@ -204,3 +210,19 @@ def test_torchrun_two_processes_on_cpu(tmp_path):
     assert "2 process(es)" in proc.stdout and "update 2/2" in proc.stdout
     ckpt = load_checkpoint(os.path.join(only_run_dir(tmp_path / "runs"), "checkpoint.pt"))
     assert ckpt["global_step"] == 512 and ckpt["train_state"]["world_size"] == 2
+
+
+@pytest.mark.slow
+def test_oracle_critic_warm_start_and_play(tmp_path):
+    """An oracle-critic run imitates a bot (its critic reading the hidden state), trains, and its
+    checkpoint plays as an agent without any privileged input; a shared trunk is refused."""
+    result = train.main(TINY + ORACLE + ["--set", f"run_dir={tmp_path / 'runs'}", "--set", "bc_agent=simple",
+                                         "--set", "bc_decisions=64", "--set", "bc_epochs=1"])
+    ckpt = load_checkpoint(os.path.join(result["run_path"], "checkpoint.pt"))
+    assert ckpt["model_config"]["privileged_size"] == PRIVILEGED_SIZE and not ckpt["model_config"]["shared_trunk"]
+    import agents
+    agent = agents.make(f"ppo:{os.path.join(result['run_path'], 'checkpoint.pt')}", seed=0)
+    out = VectorGame(8, seed=3).reset()
+    assert out.legal_action_mask[np.arange(8), agent.act(out.observation, out.legal_action_mask)].all()
+    with pytest.raises(ValueError, match="oracle_critic"):
+        train.main(TINY + ["--set", "oracle_critic=true", "--set", f"run_dir={tmp_path / 'x'}"])

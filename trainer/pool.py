@@ -29,7 +29,7 @@ class NetworkPolicy:
     def act_on_input(self, net_in: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Sampled actions from precomputed ``network_input`` rows (shared by all snapshots)."""
         x = torch.from_numpy(net_in).to(self.device)
-        return self.net.get_action_and_value(x, torch.from_numpy(mask).to(self.device), entropy=False)[0].cpu().numpy()
+        return self.net.sample_action(x, torch.from_numpy(mask).to(self.device)).cpu().numpy()
 
 
 def generator_states(obj) -> dict:
