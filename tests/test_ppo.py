@@ -233,14 +233,16 @@ def test_checkpoint_load_errors_are_clear(tmp_path):
 
 def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path):
     """A network trained on other input features is refused, naming both versions; a checkpoint
-    written before the version existed (the shipped one) is version 1 and loads."""
+    written before the version existed (as the shipped one of 2026-11-30) is version 1 and loads."""
     from agents.ppo import FEATURES_VERSION
     newer = tmp_path / "newer.pt"
     _tiny_checkpoint(newer, features_version=FEATURES_VERSION + 1)
     with pytest.raises(ValueError, match=f"features version {FEATURES_VERSION + 1}, but .* version {FEATURES_VERSION}"):
         load_ppo_agent(str(newer))
-    assert FEATURES_VERSION == 1 and "features_version" not in load_checkpoint("checkpoints/okgin_ppo.pt")
-    load_ppo_agent("checkpoints/okgin_ppo.pt")
+    old = {k: v for k, v in load_checkpoint("checkpoints/okgin_ppo.pt").items() if k != "features_version"}
+    save_checkpoint(str(tmp_path / "old.pt"), old)  # as the checkpoints of 2026-11-30 were written
+    assert FEATURES_VERSION == 1 and load_checkpoint(str(tmp_path / "old.pt")).get("features_version", 1) == 1
+    load_ppo_agent(str(tmp_path / "old.pt"))
 
 
 def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
