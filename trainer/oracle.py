@@ -3,8 +3,9 @@
 An asymmetric actor-critic: the policy acts on the observation alone, while the value function,
 used only to compute advantages during training, also reads the hidden state. A hand's outcome
 hangs mostly on the opponent's hand and the order of the stock; a critic that sees them explains
-much more of the return, so advantages are less noisy (as in PerfectDou's "perfect-training,
-imperfect-execution" for Dou Dizhu). Nothing here is ever given to an agent.
+more of the return (0.38 of its variance against 0.27 in our runs, docs/training.md), so
+advantages are less noisy (as in PerfectDou's "perfect-training, imperfect-execution" for Dou
+Dizhu). Nothing here is ever given to an agent.
 """
 
 from __future__ import annotations
