@@ -359,7 +359,7 @@ def load_widened(network: ActorCritic, ckpt: dict[str, Any]) -> None:
     old_priv, new_priv = old_cfg.pop("privileged_size", 0), new_cfg.pop("privileged_size", 0)
     old_shared, new_shared = old_cfg.pop("shared_trunk"), new_cfg.pop("shared_trunk")
     if (old_cfg != new_cfg or FEATURES.index(old_features) > FEATURES.index(new_features)
-            or (new_shared and not old_shared) or old_priv > new_priv or (old_priv and old_priv != new_priv)):
+            or (new_shared and not old_shared) or (old_priv and old_priv != new_priv)):
         raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {network.config} (only "
                          f"the features may grow, in the order {' < '.join(FEATURES)}, a shared trunk may split "
                          f"into actor and critic bodies, and a critic may gain privileged inputs)")

@@ -391,6 +391,7 @@ def test_a_shared_trunk_may_split_into_an_oracle_critic_and_keeps_the_policy_and
 
 def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
     from okgin_env.actions import DRAW_STOCK
+    from okgin_env.cards import CARD_POINTS
     from trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
     game = VectorGame(64, seed=11)
     out = game.reset()
@@ -405,7 +406,7 @@ def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
         np.testing.assert_array_equal(priv[:, :52], opp)
         melded = priv[:, 52:104] > 0
         assert not (melded & ~opp).any()
-        dw = np.where(opp & ~melded, np.arange(52) % 13 + 1, 0).clip(max=10).sum(1)  # unmelded points
+        dw = np.where(opp & ~melded, CARD_POINTS, 0).sum(1)  # unmelded points
         np.testing.assert_allclose(priv[:, 104] * 110, dw, atol=1e-4)
         stock = priv[:, 105:]
         in_stock = stock > 0
