@@ -196,7 +196,7 @@ def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
 
 
 def test_shipped_configs_are_valid():
-    for name in ("quick", "default", "finetune_expert"):
+    for name in ("quick", "default", "finetune_expert", "finetune_unshaped"):
         args, _ = train.parse_cli(["--config", f"configs/{name}.yaml"])
         assert args.exp_name
 

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 import train
-from agents.ppo import FEATURES_VERSION, load_checkpoint, save_checkpoint
+from agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_env.core import VectorGame
+from trainer import soup
 from trainer.oracle import PRIVILEGED_SIZE
 from trainer.resume import resume_config
 
@@ -113,14 +114,19 @@ def test_every_config_runs_with_a_tiny_budget(config, tmp_path, monkeypatch):
     """Each shipped config starts, trains an update and saves (its own network, opponents and init_from;
     paths in configs are relative to the repository root, where the README runs them)."""
     monkeypatch.chdir(ROOT)
-    result = train.main(["--config", os.path.join(ROOT, "configs", config), "--set", f"run_dir={tmp_path}"] + TINY_BUDGET)
+    args, _ = train.parse_cli(["--config", os.path.join(ROOT, "configs", config)])
+    # a later stage starts from an earlier stage's run, which a checkout lacks: the shipped agent stands in
+    start = ["--set", "init_from=checkpoints/okgin_ppo.pt"] if args.init_from.startswith("runs/") else []
+    result = train.main(["--config", os.path.join(ROOT, "configs", config), "--set", f"run_dir={tmp_path}"]
+                        + start + TINY_BUDGET)
     ckpt = load_checkpoint(os.path.join(result["run_path"], "checkpoint.pt"))
     assert ckpt["global_step"] == 128 and ckpt["features_version"] == FEATURES_VERSION
 
 
 @pytest.mark.slow
-def test_finetune_config_starts_from_a_default_config_checkpoint(tmp_path, monkeypatch):
-    """The two stages of the shipped line fit together: default.yaml's checkpoint initialises finetune_expert.yaml."""
+def test_the_stages_of_the_shipped_agent_fit_together(tmp_path, monkeypatch):
+    """default.yaml's checkpoint initialises finetune_expert.yaml, whose checkpoint initialises
+    finetune_unshaped.yaml; the stages' checkpoints average into one agent (trainer.soup)."""
     monkeypatch.chdir(ROOT)
     first = train.main(["--config", os.path.join(ROOT, "configs", "default.yaml"), "--set", f"run_dir={tmp_path}"]
                        + TINY_BUDGET)
@@ -130,6 +136,15 @@ def test_finetune_config_starts_from_a_default_config_checkpoint(tmp_path, monke
     a, b = load_checkpoint(src), load_checkpoint(os.path.join(second["run_path"], "checkpoint.pt"))
     for k in a["model"]:  # a vanishing learning rate: the weights stay those it started from
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=1e-5, atol=1e-6)
+    stage2 = os.path.join(second["run_path"], "checkpoint.pt")
+    third = train.main(["--config", os.path.join(ROOT, "configs", "finetune_unshaped.yaml"), "--set",
+                        f"run_dir={tmp_path}", "--set", f"init_from={stage2}"] + TINY_BUDGET)
+    stage3 = os.path.join(third["run_path"], "checkpoint.pt")
+    plain = train.main(["--config", os.path.join(ROOT, "configs", "finetune_expert.yaml"), "--set", f"run_dir={tmp_path}",
+                        "--set", f"init_from={src}", "--set", "oracle_critic=false"] + TINY_BUDGET)
+    soup.main([stage2, os.path.join(plain["run_path"], "checkpoint.pt"), stage3, "--out", str(tmp_path / "soup.pt")])
+    agent = load_ppo_agent(str(tmp_path / "soup.pt"))
+    assert agent.network.config == load_checkpoint(stage2)["model_config"]
 
 
 @pytest.mark.slow

@@ -1,0 +1,74 @@
+"""Weight averaging of PPO checkpoints (trainer.soup)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from trainer.soup import average_checkpoints, main
+
+
+def _checkpoint(path, seed: int, **config) -> ActorCritic:
+    torch.manual_seed(seed)
+    net = ActorCritic(hidden_sizes=[8], shared_trunk=False, **config)
+    save_checkpoint(str(path), {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION,
+                                "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": net.config,
+                                "model": net.state_dict(), "optimizer": {"lr": 1.0}, "rules": {}, "args": {},
+                                "global_step": 100 * seed, "iteration": seed})
+    return net
+
+
+def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_out(tmp_path):
+    a = _checkpoint(tmp_path / "a.pt", 1, privileged_size=5)
+    b = _checkpoint(tmp_path / "b.pt", 2, privileged_size=5)
+    c = _checkpoint(tmp_path / "c.pt", 3)  # no privileged inputs: its first critic layer is narrower
+    soup = average_checkpoints([str(tmp_path / n) for n in ("a.pt", "b.pt", "c.pt")])
+    sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
+    for key, w in soup["model"].items():
+        if key.startswith("critic"):  # c's critic reads other inputs: only a's and b's are averaged
+            assert torch.allclose(w, (sa[key] + sb[key]) / 2, atol=1e-6), key
+        else:
+            assert torch.allclose(w, (sa[key] + sb[key] + sc[key]) / 3, atol=1e-6), key
+    assert soup["model_config"] == a.config and "optimizer" not in soup
+    assert [s["global_step"] for s in soup["soup_of"]] == [100, 200, 300]
+
+
+def test_the_command_writes_a_playable_checkpoint_and_never_replaces_a_file(tmp_path, capsys):
+    _checkpoint(tmp_path / "a.pt", 1)
+    _checkpoint(tmp_path / "b.pt", 2)
+    out = tmp_path / "soup.pt"
+    main([str(tmp_path / "a.pt"), str(tmp_path / "b.pt"), "--out", str(out)])
+    load_ppo_agent(str(out))
+    assert load_checkpoint(str(out))["soup_of"][0]["path"].endswith("a.pt")
+    before = out.read_bytes()
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "a.pt"), str(tmp_path / "b.pt"), "--out", str(out)])
+    assert "exists; pass --force" in capsys.readouterr().err and out.read_bytes() == before
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "a.pt"), str(tmp_path / "b.pt"), "--out", str(tmp_path / "a.pt"), "--force"])
+    assert "is one of the inputs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("other, message", [
+    ({"hidden_sizes": [16]}, "does not fit"),
+    ({"activation": "tanh"}, "does not fit"),
+    (None, "not found"),
+])
+def test_checkpoints_that_cannot_be_averaged_are_refused_with_the_reason(tmp_path, capsys, other, message):
+    _checkpoint(tmp_path / "a.pt", 1)
+    if other is not None:
+        torch.manual_seed(0)
+        config = {"hidden_sizes": [8], "shared_trunk": False, **other}
+        net = ActorCritic(**config)
+        save_checkpoint(str(tmp_path / "b.pt"), {**load_checkpoint(str(tmp_path / "a.pt")),
+                                                 "model_config": net.config, "model": net.state_dict()})
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "a.pt"), str(tmp_path / "b.pt"), "--out", str(tmp_path / "soup.pt")])
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "soup.pt").exists()
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "a.pt"), "--out", str(tmp_path / "soup.pt")])
+    assert "at least two" in capsys.readouterr().err
