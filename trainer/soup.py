@@ -31,7 +31,7 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
     """A checkpoint whose weights are the mean of those of ``paths`` (module docstring)."""
     if len(paths) < 2:
         raise ValueError(f"averaging needs at least two checkpoints, got {len(paths)}")
-    ckpts = [load_checkpoint(p) for p in paths]
+    ckpts = [load_checkpoint(p) for p in paths]  # each one checked to read this version's inputs
     first = ckpts[0]
     policy_config = {k: v for k, v in first["model_config"].items() if k not in _CRITIC_KEYS}
     for path, ck in zip(paths[1:], ckpts[1:]):
@@ -39,9 +39,6 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
         if config != policy_config:
             raise ValueError(f"{path} has the network {ck['model_config']}, which does not fit {paths[0]}'s "
                              f"{first['model_config']}: only the critic's privileged inputs may differ")
-        if ck.get("features_version") != first.get("features_version"):
-            raise ValueError(f"{path} reads input features version {ck.get('features_version')}, {paths[0]} "
-                             f"version {first.get('features_version')}")
     same_critic = [ck for ck in ckpts if ck["model_config"] == first["model_config"]]
     model = {}
     for key, w in first["model"].items():
