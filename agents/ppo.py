@@ -385,9 +385,12 @@ def load_ppo_agent(path: str, seed: int | None = None, device: str = "cpu",
     return PPOAgent(network_from_checkpoint(ckpt), name=name, deterministic=deterministic, seed=seed, device=device)
 
 
+TRAINING_ONLY = ("optimizer", "train_state")  #: checkpoint entries only ``--resume`` needs
+
+
 def export_checkpoint(src: str, dst: str) -> None:
     """Copy a checkpoint without optimiser and training state (a small file to ship)."""
     ckpt = load_checkpoint(src)
-    small = {k: v for k, v in ckpt.items() if k not in ("optimizer", "train_state")}
+    small = {k: v for k, v in ckpt.items() if k not in TRAINING_ONLY}
     small["model"] = {k: v.clone() for k, v in small["model"].items()}
     save_checkpoint(dst, small)

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import torch
 
-from agents.ppo import load_checkpoint, network_from_checkpoint, save_checkpoint
+from agents.ppo import TRAINING_ONLY, load_checkpoint, network_from_checkpoint, save_checkpoint
 
 _CRITIC_KEYS = ("privileged_size",)  #: model_config keys the inputs may differ in (critic only)
 
@@ -44,7 +44,7 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
     for key, w in first["model"].items():
         group = same_critic if key.startswith("critic") else ckpts
         model[key] = torch.stack([ck["model"][key].double() for ck in group]).mean(0).to(w.dtype)
-    out = {k: v for k, v in first.items() if k not in ("optimizer", "train_state", "model")}
+    out = {k: v for k, v in first.items() if k not in TRAINING_ONLY}
     out["model"] = model
     out["soup_of"] = [{"path": os.fspath(p), "global_step": int(ck.get("global_step", -1))}
                       for p, ck in zip(paths, ckpts)]
