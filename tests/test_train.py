@@ -126,7 +126,8 @@ def test_every_config_runs_with_a_tiny_budget(config, tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_the_stages_of_the_shipped_agent_fit_together(tmp_path, monkeypatch):
     """default.yaml's checkpoint initialises finetune_expert.yaml, whose checkpoint initialises
-    finetune_unshaped.yaml; the stages' checkpoints average into one agent (trainer.soup)."""
+    finetune_unshaped.yaml; the stages' checkpoints average into one agent (trainer.soup), which
+    finetune_soup.yaml fine-tunes, and that run and the mean average again."""
     monkeypatch.chdir(ROOT)
     first = train.main(["--config", os.path.join(ROOT, "configs", "default.yaml"), "--set", f"run_dir={tmp_path}"]
                        + TINY_BUDGET)
@@ -142,8 +143,12 @@ def test_the_stages_of_the_shipped_agent_fit_together(tmp_path, monkeypatch):
     stage3 = os.path.join(third["run_path"], "checkpoint.pt")
     plain = train.main(["--config", os.path.join(ROOT, "configs", "finetune_expert.yaml"), "--set", f"run_dir={tmp_path}",
                         "--set", f"init_from={src}", "--set", "oracle_critic=false"] + TINY_BUDGET)
-    soup.main([stage2, os.path.join(plain["run_path"], "checkpoint.pt"), stage3, "--out", str(tmp_path / "soup.pt")])
-    agent = load_ppo_agent(str(tmp_path / "soup.pt"))
+    soup1 = str(tmp_path / "soup1.pt")
+    soup.main([stage2, os.path.join(plain["run_path"], "checkpoint.pt"), stage3, "--out", soup1])
+    fourth = train.main(["--config", os.path.join(ROOT, "configs", "finetune_soup.yaml"), "--set",
+                         f"run_dir={tmp_path}", "--set", f"init_from={soup1}"] + TINY_BUDGET)
+    soup.main([soup1, os.path.join(fourth["run_path"], "checkpoint.pt"), "--out", str(tmp_path / "soup2.pt")])
+    agent = load_ppo_agent(str(tmp_path / "soup2.pt"))
     assert agent.network.config == load_checkpoint(stage2)["model_config"]
 
 
