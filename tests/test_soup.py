@@ -17,7 +17,8 @@ def _checkpoint(path, seed: int, **config) -> ActorCritic:
     save_checkpoint(str(path), {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION,
                                 "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": net.config,
                                 "model": net.state_dict(), "optimizer": {"lr": 1.0}, "rules": {}, "args": {},
-                                "global_step": 100 * seed, "iteration": seed})
+                                "global_step": 100 * seed, "iteration": seed,
+                                "eval": {"expert": {"points_per_hand": float(seed)}}})
     return net
 
 
@@ -33,6 +34,7 @@ def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_ou
         else:
             assert torch.allclose(w, (sa[key] + sb[key] + sc[key]) / 3, atol=1e-6), key
     assert soup["model_config"] == a.config and "optimizer" not in soup
+    assert "eval" not in soup  # the first input's in-training evaluation does not describe the mean
     assert [s["global_step"] for s in soup["soup_of"]] == [100, 200, 300]
 
 

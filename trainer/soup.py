@@ -44,7 +44,8 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
     for key, w in first["model"].items():
         group = same_critic if key.startswith("critic") else ckpts
         model[key] = torch.stack([ck["model"][key].double() for ck in group]).mean(0).to(w.dtype)
-    out = {k: v for k, v in first.items() if k not in TRAINING_ONLY}
+    # "eval" measured the first input, not the mean: a reader of the file must not take it for the soup's
+    out = {k: v for k, v in first.items() if k not in TRAINING_ONLY and k != "eval"}
     out["model"] = model
     out["soup_of"] = [{"path": os.fspath(p), "global_step": int(ck.get("global_step", -1))}
                       for p, ck in zip(paths, ckpts)]
