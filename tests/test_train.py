@@ -103,9 +103,16 @@ def test_a_second_run_with_a_fixed_name_moves_the_first_aside_intact(tmp_path):
     assert load_checkpoint(str(tmp_path / "runs" / "quick" / "checkpoint.pt"))["args"]["seed"] == 2
 
 
-CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.yaml")))
+CONFIGS = sorted(glob.glob(os.path.join(ROOT, "configs", "*.yaml")))  # every config, so a new one cannot be missed
 TINY_BUDGET = ["--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=128", "--set", "bc_decisions=64",
                "--set", "bc_epochs=1", "--set", "eval_hands=20", "--set", "eval_every=1", "--set", "num_threads=1"]
+
+
+def test_shipped_configs_are_valid():
+    assert len(CONFIGS) >= 5
+    for path in CONFIGS:
+        args, _ = train.parse_cli(["--config", path])
+        assert args.exp_name
 
 
 @pytest.mark.slow

@@ -25,6 +25,9 @@ import torch
 from agents.ppo import TRAINING_ONLY, load_checkpoint, network_from_checkpoint, save_checkpoint
 
 _CRITIC_KEYS = ("privileged_size",)  #: model_config keys the inputs may differ in (critic only)
+# the first input's entries a soup does not keep: what only --resume needs, and its in-training
+# evaluation ("eval"), which measured that input and not the mean
+_NOT_OF_THE_MEAN = TRAINING_ONLY + ("eval",)
 
 
 def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
@@ -44,8 +47,7 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
     for key, w in first["model"].items():
         group = same_critic if key.startswith("critic") else ckpts
         model[key] = torch.stack([ck["model"][key].double() for ck in group]).mean(0).to(w.dtype)
-    # "eval" measured the first input, not the mean: a reader of the file must not take it for the soup's
-    out = {k: v for k, v in first.items() if k not in TRAINING_ONLY and k != "eval"}
+    out = {k: v for k, v in first.items() if k not in _NOT_OF_THE_MEAN}
     out["model"] = model
     out["soup_of"] = [{"path": os.fspath(p), "global_step": int(ck.get("global_step", -1))}
                       for p, ck in zip(paths, ckpts)]
