@@ -149,7 +149,8 @@ class Args:
 
     # ------------------------------------------------------------ starting point
     init_from: str = arg("",
-        "start from the weights of this checkpoint (same network config, or fewer features), e.g. to fine-tune")
+        "start from the weights of this checkpoint (same network config, or a smaller one: fewer features, narrower "
+        "hidden layers, a shared trunk, no privileged critic inputs; it computes the same at first), e.g. to fine-tune")
     bc_agent: str = arg("",
         "before PPO, imitate this agent (any agent spec, e.g. expert) playing itself; '' = start from random weights")
     bc_decisions: int = arg(1_000_000, "decisions of bc_agent self-play to imitate")

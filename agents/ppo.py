@@ -349,31 +349,48 @@ def network_from_checkpoint(ckpt: dict[str, Any]) -> ActorCritic:
 
 
 def load_widened(network: ActorCritic, ckpt: dict[str, Any]) -> None:
-    """Load a checkpoint's weights into ``network``, which may read more than it: more input
-    features (``features`` later in ``FEATURES``), a critic body of its own where the checkpoint
-    shared one trunk (it starts as a copy of that trunk), privileged critic inputs; all else equal.
-    New inputs start with zero weights, so the widened network computes exactly what the
-    checkpoint's did; training then learns to use them."""
+    """Load a checkpoint's weights into ``network``, which may be larger: more input features
+    (``features`` later in ``FEATURES``), a critic body of its own where the checkpoint shared one
+    trunk (it starts as a copy of that trunk), privileged critic inputs, wider hidden layers (as
+    many, each at least as wide); all else equal. New inputs and new hidden units get zero weights
+    into what the checkpoint had, so the widened network computes exactly what the checkpoint's
+    did; training then learns to use them. New units' own weights come from a fixed seed, not the
+    run's, so every run widened from one checkpoint starts from the same weights (and their
+    weights can be averaged, ``trainer.soup``)."""
     old_cfg, new_cfg = dict(ckpt["model_config"]), dict(network.config)
     old_features, new_features = old_cfg.pop("features", "raw"), new_cfg.pop("features")
     old_priv, new_priv = old_cfg.pop("privileged_size", 0), new_cfg.pop("privileged_size", 0)
     old_shared, new_shared = old_cfg.pop("shared_trunk"), new_cfg.pop("shared_trunk")
+    old_hidden, new_hidden = old_cfg.pop("hidden_sizes"), new_cfg.pop("hidden_sizes")
     if (old_cfg != new_cfg or FEATURES.index(old_features) > FEATURES.index(new_features)
-            or (new_shared and not old_shared) or (old_priv and old_priv != new_priv)):
+            or (new_shared and not old_shared) or (old_priv and old_priv != new_priv)
+            or len(old_hidden) != len(new_hidden) or any(o > n for o, n in zip(old_hidden, new_hidden))):
         raise ValueError(f"its network {ckpt['model_config']} does not fit this config's {network.config} (only "
                          f"the features may grow, in the order {' < '.join(FEATURES)}, a shared trunk may split "
-                         f"into actor and critic bodies, and a critic may gain privileged inputs)")
-    state, target = dict(ckpt["model"]), network.state_dict()
+                         f"into actor and critic bodies, a critic may gain privileged inputs, and hidden layers "
+                         f"may widen, not deepen)")
+    state = dict(ckpt["model"])
     if old_shared and not new_shared:  # the critic's own body starts as a copy of the shared trunk
         state.update({"critic_" + k: v for k, v in ckpt["model"].items() if k.startswith("body.")})
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        fresh = ActorCritic(**network.config).state_dict()
     old_in, new_in = input_size(old_features), input_size(new_features)
-    for key, w in state.items():  # first layers: [observation, old features, (new features), mask, (privileged)]
-        if w.ndim == 2 and w.shape[1] != target[key].shape[1]:
-            wide = torch.zeros(target[key].shape, dtype=w.dtype, device=w.device)
-            rest = w.shape[1] - old_in  # the mask inputs, if any (and an old critic's privileged ones)
-            wide[:, :old_in] = w[:, :old_in]
-            wide[:, new_in:new_in + rest] = w[:, old_in:]
+    for key, w in state.items():
+        wide = fresh[key].to(dtype=w.dtype, device=w.device)
+        rows = w.shape[0]
+        if w.ndim == 1:
+            wide[:rows] = w
             state[key] = wide
+            continue
+        wide[:rows] = 0  # nothing new feeds what the checkpoint had
+        if key.endswith("body.0.weight"):  # first layers: [observation, old features, (new features), mask, (privileged)]
+            rest = w.shape[1] - old_in  # the mask inputs, if any (and an old critic's privileged ones)
+            wide[:rows, :old_in] = w[:, :old_in]
+            wide[:rows, new_in:new_in + rest] = w[:, old_in:]
+        else:
+            wide[:rows, :w.shape[1]] = w
+        state[key] = wide
     network.load_state_dict(state)
 
 

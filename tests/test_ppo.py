@@ -383,6 +383,38 @@ def test_a_shared_trunk_may_split_into_an_oracle_critic_and_keeps_the_policy_and
         load_widened(net, {"model": oracle.state_dict(), "model_config": oracle.config})
 
 
+def test_init_from_may_widen_the_hidden_layers_and_keeps_the_policy_and_value():
+    """A 32x16 oracle network loaded into a 48x40 one computes the same logits and values; the new
+    units do not depend on the run's seed (so widened runs can be averaged) and do learn; depth
+    may not change."""
+    from agents.ppo import load_widened, network_input
+    from trainer.oracle import PRIVILEGED_SIZE
+    kw = dict(mask_input=True, features="outs", shared_trunk=False, privileged_size=PRIVILEGED_SIZE)
+    net = ActorCritic(hidden_sizes=[32, 16], **kw)
+    ckpt = {"model": net.state_dict(), "model_config": net.config}
+    wide = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        wide.append(ActorCritic(hidden_sizes=[48, 40], **kw))
+        load_widened(wide[-1], ckpt)
+    for k, v in wide[0].state_dict().items():
+        torch.testing.assert_close(v, wide[1].state_dict()[k])
+    o, m = legal_batch(64)
+    x, mask, priv = torch.as_tensor(network_input(o, "outs")), torch.as_tensor(m), torch.rand(len(o), PRIVILEGED_SIZE)
+    with torch.no_grad():
+        a, b = net(x, mask, priv), wide[0](x, mask, priv)
+    torch.testing.assert_close(a[0], b[0])
+    torch.testing.assert_close(a[1], b[1])
+    logits, value = wide[0](x, mask, priv)
+    (logits.logsumexp(-1).mean() + value.mean()).backward()
+    assert wide[0].actor.weight.grad[:, 16:].abs().sum() > 0  # the new units feed the heads once trained
+    assert wide[0].critic.weight.grad[:, 16:].abs().sum() > 0
+    with pytest.raises(ValueError, match="may widen, not deepen"):
+        load_widened(ActorCritic(hidden_sizes=[32, 16, 16], **kw), ckpt)
+    with pytest.raises(ValueError, match="may widen, not deepen"):
+        load_widened(ActorCritic(hidden_sizes=[48, 8], **kw), ckpt)
+
+
 def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
     from okgin_env.actions import DRAW_STOCK
     from okgin_env.cards import CARD_POINTS
