@@ -38,6 +38,24 @@ def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_ou
     assert [s["global_step"] for s in soup["soup_of"]] == [100, 200, 300]
 
 
+def test_a_narrower_input_is_widened_to_the_first_as_init_from_widens_it(tmp_path):
+    """The start of a widened run averages with it: the narrow input is widened exactly as
+    load_widened widens it (the same function, the same new weights)."""
+    from agents.ppo import load_widened
+    _checkpoint(tmp_path / "narrow.pt", 1, privileged_size=5)
+    torch.manual_seed(2)
+    wide = ActorCritic(hidden_sizes=[12], shared_trunk=False, privileged_size=5)
+    save_checkpoint(str(tmp_path / "wide.pt"), {**load_checkpoint(str(tmp_path / "narrow.pt")),
+                                                 "model_config": wide.config, "model": wide.state_dict()})
+    soup = average_checkpoints([str(tmp_path / "wide.pt"), str(tmp_path / "narrow.pt")])
+    widened = ActorCritic(hidden_sizes=[12], shared_trunk=False, privileged_size=5)
+    load_widened(widened, load_checkpoint(str(tmp_path / "narrow.pt")))
+    for key, w in soup["model"].items():
+        assert torch.allclose(w, (wide.state_dict()[key] + widened.state_dict()[key]) / 2, atol=1e-6), key
+    with pytest.raises(ValueError, match="does not fit"):  # the first input sets the sizes: none may shrink
+        average_checkpoints([str(tmp_path / "narrow.pt"), str(tmp_path / "wide.pt")])
+
+
 def test_the_command_writes_a_playable_checkpoint_and_never_replaces_a_file(tmp_path, capsys):
     _checkpoint(tmp_path / "a.pt", 1)
     _checkpoint(tmp_path / "b.pt", 2)

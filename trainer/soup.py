@@ -8,7 +8,10 @@ al. 2022, "Model soups"; the shipped agent is one, see docs/training.md). Averag
 did not start from one checkpoint gives a meaningless network: evaluate the result before use.
 
 Every input must have the same policy network (sizes, activation, inputs, shared or split
-bodies). Critics may differ in their privileged inputs: the critic is averaged over the inputs
+bodies), except that an input with narrower hidden layers than the first is widened to the
+first's sizes as ``train.py``'s ``init_from`` widens it (``agents.ppo.load_widened``: the same
+function, and new units' weights from a fixed seed), so a widened run can be averaged with the
+checkpoint it started from. Critics may differ in their privileged inputs: the critic is averaged over the inputs
 whose network is configured exactly as the first input's (the others shape the policy only). The
 output is written like an exported checkpoint (no optimiser or training state), with the first
 input's configuration, and records what it averaged under ``soup_of``.
@@ -22,7 +25,8 @@ from typing import Any, Sequence
 
 import torch
 
-from agents.ppo import TRAINING_ONLY, load_checkpoint, network_from_checkpoint, save_checkpoint
+from agents.ppo import (TRAINING_ONLY, ActorCritic, load_checkpoint, load_widened, network_from_checkpoint,
+                        save_checkpoint)
 
 _CRITIC_KEYS = ("privileged_size",)  #: model_config keys the inputs may differ in (critic only)
 # the first input's entries a soup does not keep: what only --resume needs, and its in-training
@@ -36,6 +40,7 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
         raise ValueError(f"averaging needs at least two checkpoints, got {len(paths)}")
     ckpts = [load_checkpoint(p) for p in paths]  # each one checked to read this version's inputs
     first = ckpts[0]
+    ckpts[1:] = [_widened(ck, first["model_config"]["hidden_sizes"]) for ck in ckpts[1:]]
     policy_config = {k: v for k, v in first["model_config"].items() if k not in _CRITIC_KEYS}
     for path, ck in zip(paths[1:], ckpts[1:]):
         config = {k: v for k, v in ck["model_config"].items() if k not in _CRITIC_KEYS}
@@ -53,6 +58,18 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
                       for p, ck in zip(paths, ckpts)]
     network_from_checkpoint(out)  # the result must load as a network
     return out
+
+
+def _widened(ckpt: dict[str, Any], hidden_sizes: list[int]) -> dict[str, Any]:
+    """``ckpt`` with its hidden layers widened to ``hidden_sizes`` where they are narrower (else as is)."""
+    config = dict(ckpt["model_config"], hidden_sizes=list(hidden_sizes))
+    if config == ckpt["model_config"] or len(hidden_sizes) != len(ckpt["model_config"]["hidden_sizes"]):
+        return ckpt
+    if any(o > n for o, n in zip(ckpt["model_config"]["hidden_sizes"], hidden_sizes)):
+        return ckpt  # wider than the first input: the check below names the misfit
+    network = ActorCritic(**config)
+    load_widened(network, ckpt)
+    return dict(ckpt, model=network.state_dict(), model_config=network.config)
 
 
 def main(argv: Sequence[str] | None = None) -> str:
