@@ -11,10 +11,11 @@ Every input must have the same policy network (sizes, activation, inputs, shared
 bodies), except that an input with narrower hidden layers than the first is widened to the
 first's sizes as ``train.py``'s ``init_from`` widens it (``agents.ppo.load_widened``: the same
 function, and new units' weights from a fixed seed), so a widened run can be averaged with the
-checkpoint it started from. Critics may differ in their privileged inputs: the critic is averaged over the inputs
-whose network is configured exactly as the first input's (the others shape the policy only). The
-output is written like an exported checkpoint (no optimiser or training state), with the first
-input's configuration, and records what it averaged under ``soup_of``.
+checkpoint it started from. Critics may differ in their privileged inputs: the critic is
+averaged over the inputs whose network is configured exactly as the first input's (the others
+shape the policy only). The output is written like an exported checkpoint (no optimiser or
+training state), with the first input's configuration, and records what it averaged under
+``soup_of``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
         config = {k: v for k, v in ck["model_config"].items() if k not in _CRITIC_KEYS}
         if config != policy_config:
             raise ValueError(f"{path} has the network {ck['model_config']}, which does not fit {paths[0]}'s "
-                             f"{first['model_config']}: only the critic's privileged inputs may differ")
+                             f"{first['model_config']}: only the critic's privileged inputs may differ, and a later "
+                             f"input's hidden layers may be narrower (it is widened to the first's)")
     same_critic = [ck for ck in ckpts if ck["model_config"] == first["model_config"]]
     model = {}
     for key, w in first["model"].items():
@@ -63,12 +65,13 @@ def average_checkpoints(paths: Sequence[str]) -> dict[str, Any]:
 def _widened(ckpt: dict[str, Any], hidden_sizes: list[int]) -> dict[str, Any]:
     """``ckpt`` with its hidden layers widened to ``hidden_sizes`` where they are narrower (else as is)."""
     config = dict(ckpt["model_config"], hidden_sizes=list(hidden_sizes))
-    if config == ckpt["model_config"] or len(hidden_sizes) != len(ckpt["model_config"]["hidden_sizes"]):
+    if config == ckpt["model_config"]:
         return ckpt
-    if any(o > n for o, n in zip(ckpt["model_config"]["hidden_sizes"], hidden_sizes)):
-        return ckpt  # wider than the first input: the check below names the misfit
     network = ActorCritic(**config)
-    load_widened(network, ckpt)
+    try:
+        load_widened(network, ckpt)
+    except ValueError:  # not a narrower network of the same depth: the caller's check names the misfit
+        return ckpt
     return dict(ckpt, model=network.state_dict(), model_config=network.config)
 
 
