@@ -5,7 +5,7 @@
 
 Two agents play head to head; three or more play a round robin (every pair on the same
 deals) followed by a rating table. Agent specs are those of ``agents.make``: random, greedy,
-simple, expert, search[:K], ppo:PATH.
+simple, expert, search[:K[:PATH]], ppo:PATH.
 
 How hands are scored
 --------------------

@@ -729,7 +729,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "k 7h knock, ? help, q quit.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--opponent", default="expert", metavar="SPEC",
-                      help="agent to play against: random, greedy, simple, expert, search[:K] or ppo:PATH (default expert)")
+                      help="agent to play against: random, greedy, simple, expert, search[:K[:PATH]] or ppo:PATH (default expert)")
     mode.add_argument("--watch", nargs=2, metavar=("A", "B"), help="watch agent A (player 0) play agent B")
     mode.add_argument("--replay", metavar="LOG.json", help="step through a game written with --log")
     p.add_argument("--rules", nargs="+", action="extend", default=[], metavar="KEY=VALUE",

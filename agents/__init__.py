@@ -6,7 +6,7 @@
 
 Importing this package registers the bundled bots with ``okgin_env.agent_specs`` (the one spec
 resolver every script and env uses): ``random``, ``greedy``, ``simple``, ``expert``,
-``search[:K]`` (determinized rollouts, K worlds per action) and ``ppo:PATH`` (a checkpoint of
+``search[:K[:PATH]]`` (determinized rollouts, K worlds per action, following a PPO checkpoint if given) and ``ppo:PATH`` (a checkpoint of
 the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
 """
 
@@ -35,7 +35,7 @@ def _load_ppo(path: str | None, seed: int | None) -> Agent:
 for _name, _cls in BASELINES.items():
     register_agent(_name, lambda arg, seed, cls=_cls: cls(seed=seed))
 register_agent("ppo", _load_ppo, usage="ppo:PATH")
-register_agent("search", make_search, usage="search[:K]")
+register_agent("search", make_search, usage="search[:K[:PATH]]")
 
 SPECS = registered_specs()  #: what ``make`` accepts (as written in messages)
 

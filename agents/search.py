@@ -35,6 +35,12 @@ The rules are those given to the agent (``Rules()`` by default; an agent spec ca
 Game episodes are searched as such (target score from the observation), the value still being
 the hand's points. ``rollout="simple"`` rolls out with the simple bot instead (about ten times
 faster, a much worse model of the opponent).
+
+**Following a policy.** With ``policy=`` (an agent with ``action_probs``, e.g. a PPO agent; spec
+``search:K:PATH``) the searcher improves on that policy instead of on the expert: its choice is
+the default (column 0), the candidates are its ``top`` most probable actions and the expert's
+choice, and it plays the searcher's own moves in the rollouts (the expert still models the
+opponent). This is the teacher of ``trainer.distill``.
 """
 
 from __future__ import annotations
@@ -70,7 +76,8 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int | None = None, worlds: int = DEFAULT_WORLDS, rules: Rules | None = None,
                  rollout: str = "expert", top: int = 3, margin: float = 2.0, prior: bool = True,
-                 max_batch: int = 1 << 15, extra: int | None = None, close: float = CLOSE) -> None:
+                 max_batch: int = 1 << 15, extra: int | None = None, close: float = CLOSE,
+                 policy: Agent | None = None) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= 4096:
             raise ValueError(f"search worlds K must be an integer 1..4096, got {worlds!r}")
         if rollout not in ROLLOUTS:
@@ -90,12 +97,21 @@ class SearchAgent(Agent):
         self.rules = Rules() if rules is None else rules
         self.seed = np.uint64(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
         self.expert = ExpertAgent()
+        if policy is not None and not callable(getattr(policy, "action_probs", None)):
+            raise ValueError(f"policy must be an agent with action_probs(obs, mask) (a PPO agent), got {policy!r}")
+        self.policy = policy
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.search(observations, action_masks)[0]
+
+    def search(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(choices, candidates, values): what ``act`` plays, the (B, width) candidate actions of each
+        row (-1 padded; column 0 the default choice) and their mean rollout values (NaN where a row
+        was not searched or has fewer candidates)."""
         obs, mask = check_batch(observations, action_masks)
-        out = self.expert.act(obs, mask)
-        cand = np.full((len(obs), self.top + 2), -1, np.int64)
-        _candidates_kernel(obs, mask, out, _POINTS, cand)
+        cand = self._candidates(obs, mask)
+        out = cand[:, 0].copy()
+        values = np.full(cand.shape, np.nan)
         search = (cand >= 0).sum(axis=1) > 1
         targets = np.rint(obs[:, SCORES + 2] * 100).astype(np.int64)  # 0 in hand episodes
         for target in np.unique(targets[search]):
@@ -105,26 +121,45 @@ class SearchAgent(Agent):
             chunk = (np.cumsum(worlds) - 1) // self.max_batch  # one batch unless it would pass max_batch
             for c in np.unique(chunk):
                 part = rows[chunk == c]
-                out[part] = self._search(obs[part], cand[part], rules, "game" if target else "hand")
-        return out
+                out[part], values[part] = self._search(obs[part], cand[part], rules, "game" if target else "hand")
+        return out, cand, values
+
+    def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(rows, width) actions to compare, -1 padded; column 0 is the default choice."""
+        expert = self.expert.act(obs, mask)
+        if self.policy is None:
+            cand = np.full((len(obs), self.top + 2), -1, np.int64)
+            _candidates_kernel(obs, mask, expert, _POINTS, cand)
+            return cand
+        probs = np.where(mask, self.policy.action_probs(obs, mask), -1.0)
+        top = np.argsort(-probs, axis=1, kind="stable")[:, :self.top]  # most probable first
+        top = np.where(np.take_along_axis(mask, top, 1), top, -1)
+        extra = np.where((top == expert[:, None]).any(axis=1), -1, expert)
+        cand = np.concatenate([top, extra[:, None]], axis=1)
+        order = np.argsort(cand < 0, axis=1, kind="stable")  # -1 padding last
+        return np.take_along_axis(cand, order, 1)
 
     # ------------------------------------------------------------------ the search
-    def _search(self, obs: np.ndarray, cand: np.ndarray, rules: Rules, episode: str) -> np.ndarray:
-        """Best candidate of each row (cand[:, 0] is the expert's choice) by the mean rollout value."""
+    def _search(self, obs: np.ndarray, cand: np.ndarray, rules: Rules, episode: str) -> tuple[np.ndarray, np.ndarray]:
+        """Best candidate of each row (cand[:, 0] is the default choice) by the mean rollout value, and
+        the candidates' mean values over all the worlds the row got."""
         row_seed = _row_seeds(obs, self.seed)
         draws = opponent_draws(obs) if self.prior else np.zeros(len(obs), np.int64)
         vals = self._values(obs, cand, row_seed, draws, 0, self.worlds, rules, episode)
         best, lead, se = _paired_lead(vals, cand)
+        mean = vals.mean(axis=2)
         if self.extra:  # an alternative leads: more worlds before switching (or not)
             close = np.flatnonzero((best > 0) & (lead > self.close * se))
             if len(close):
                 more = self._values(obs[close], cand[close], row_seed[close], draws[close], self.worlds, self.extra,
                                     rules, episode)
-                b, m, e = _paired_lead(np.concatenate([vals[close], more], axis=2), cand[close])
+                both = np.concatenate([vals[close], more], axis=2)
+                b, m, e = _paired_lead(both, cand[close])
                 best[close], lead[close], se[close] = b, m, e
-        # switch from the expert's choice (column 0) only on a clear paired difference over the same worlds
+                mean[close] = both.mean(axis=2)
+        # switch from the default choice (column 0) only on a clear paired difference over the same worlds
         switch = lead > self.margin * se
-        return np.where(switch, cand[np.arange(len(cand)), best], cand[:, 0])
+        return np.where(switch, cand[np.arange(len(cand)), best], cand[:, 0]), mean
 
     def _values(self, obs: np.ndarray, cand: np.ndarray, row_seed: np.ndarray, draws: np.ndarray, start: int,
                 count: int, rules: Rules, episode: str) -> np.ndarray:
@@ -165,9 +200,17 @@ class SearchAgent(Agent):
                 out = game.set_state(state)
                 alive, finished = alive[keep], finished[keep]
             ply += 1
-            out = game.step(self._rollout_actions(out.observation, out.legal_action_mask, noise_seed[alive], ply))
+            out = game.step(self._rollout_actions(out.observation, out.legal_action_mask, noise_seed[alive], ply,
+                                                  out.current_player))
 
-    def _rollout_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int) -> np.ndarray:
+    def _rollout_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int,
+                         player: np.ndarray) -> np.ndarray:
+        if self.policy is not None:  # the searcher (player 0 of every world) follows its policy
+            act = self.expert.act(obs, mask)
+            me = np.flatnonzero(player == 0)
+            if len(me):
+                act[me] = self.policy.act(obs[me], mask[me])
+            return act
         if self.rollout == "expert":
             return self.expert.act(obs, mask)
         act = np.empty(len(obs), np.int64)
@@ -199,14 +242,19 @@ def opponent_draws(obs: np.ndarray) -> np.ndarray:
 
 
 def make_search(arg: str | None, seed: int | None) -> SearchAgent:
-    """Factory for the spec ``search[:K]``."""
+    """Factory for the spec ``search[:K[:PATH]]`` (PATH: a PPO checkpoint the searcher follows)."""
     if arg is None:
         return SearchAgent(seed=seed)
+    k, _, path = arg.partition(":")
     try:
-        worlds = int(arg)
+        worlds = int(k)
     except ValueError:
-        raise ValueError(f"search:K needs an integer K (worlds per action) 1..4096, got {arg!r}") from None
-    return SearchAgent(seed=seed, worlds=worlds)
+        raise ValueError(f"search:K[:PATH] needs an integer K (worlds per action) 1..4096, got {k!r}") from None
+    if not path:
+        return SearchAgent(seed=seed, worlds=worlds)
+    from .ppo import load_ppo_agent  # lazy: torch only when a policy is followed
+
+    return SearchAgent(seed=seed, worlds=worlds, policy=load_ppo_agent(path, seed=seed))
 
 
 # ------------------------------------------------------------------ kernels

@@ -6,7 +6,7 @@ An *agent* is any object with the batched ``act(observations (B, OBS_SIZE), acti
 * ``"random"``: uniformly random legal actions (:class:`RandomPolicy`, built in here because it
   needs nothing but the mask);
 * ``"NAME"`` or ``"NAME:ARG"``: an agent registered with :func:`register_agent` (the bundled bots
-  ``greedy``, ``simple``, ``expert``, ``ppo:PATH``, ``search[:K]`` are registered by the
+  ``greedy``, ``simple``, ``expert``, ``ppo:PATH``, ``search[:K[:PATH]]`` are registered by the
   ``agents`` package);
 * ``"module.path:Attr"``: a user's class or factory, imported and called as ``Attr(seed=seed)``.
 
@@ -53,7 +53,7 @@ class AgentEntry:
     """How a registered name is built: ``factory(arg, seed)``; ``arg`` is the text after ``NAME:``."""
 
     factory: Callable[[str | None, int | None], Any]
-    usage: str  #: how the spec is written, e.g. "ppo:PATH" or "search[:K]"
+    usage: str  #: how the spec is written, e.g. "ppo:PATH" or "search[:K[:PATH]]"
     needs_arg: bool = False
 
 

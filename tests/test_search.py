@@ -23,7 +23,7 @@ def _positions(n: int = 48, steps: int = 24, seed: int = 0, episode: str = "hand
 
 
 def test_registered_spec_and_bad_k() -> None:
-    assert "search[:K]" in agents.SPECS
+    assert "search[:K[:PATH]]" in agents.SPECS
     bot = agents.make("search:3", seed=0)
     assert isinstance(bot, SearchAgent) and bot.worlds == 3
     assert agents.make("search", seed=0).worlds == agents.search.DEFAULT_WORLDS
@@ -31,9 +31,9 @@ def test_registered_spec_and_bad_k() -> None:
         with pytest.raises(ValueError, match="search worlds K must be an integer 1..4096"):
             agents.make(bad, seed=0)
     for bad in ("search:many", "search:2.5"):
-        with pytest.raises(ValueError, match="search:K needs an integer K"):
+        with pytest.raises(ValueError, match=r"search:K\[:PATH\] needs an integer K"):
             agents.make(bad, seed=0)
-    with pytest.raises(ValueError, match="search:K needs an integer K"):  # a colon alone is a typo, not the default
+    with pytest.raises(ValueError, match=r"search:K\[:PATH\] needs an integer K"):  # a colon alone is a typo, not the default
         agents.make("search:", seed=0)
 
 

@@ -1,0 +1,118 @@
+"""Search that follows a PPO policy, and expert iteration on it (trainer.distill)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import agents
+from agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
+from agents.search import SearchAgent
+from okgin_env.actions import NUM_ACTIONS
+from okgin_env.core import VectorGame
+from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from trainer.distill import _load, collect, fit, main, search_targets
+
+
+@pytest.fixture
+def policy_path(tmp_path) -> str:
+    torch.manual_seed(0)
+    net = ActorCritic(hidden_sizes=[16], shared_trunk=False, mask_input=True)
+    path = str(tmp_path / "p.pt")
+    save_checkpoint(path, {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE,
+                           "num_actions": NUM_ACTIONS, "model_config": net.config, "model": net.state_dict(),
+                           "rules": {}, "args": {}, "global_step": 0, "iteration": 0})
+    return path
+
+
+def _positions(n: int = 64, plies: int = 9, seed: int = 3):
+    """Observations and masks of the player to move, a few plies into expert self-play."""
+    game, expert = VectorGame(n, seed=seed), agents.make("expert")
+    out = game.reset()
+    for _ in range(plies):
+        out = game.step(expert.act(out.observation, out.legal_action_mask))
+    return out.observation, out.legal_action_mask
+
+
+def test_a_search_that_never_switches_plays_its_policy_and_otherwise_its_candidates(policy_path):
+    obs, mask = _positions()
+    policy = load_ppo_agent(policy_path)
+    assert (SearchAgent(worlds=2, seed=0, policy=policy, margin=1e9).act(obs, mask)
+            == policy.act(obs, mask)).all()
+    bold = SearchAgent(worlds=2, seed=0, policy=policy, margin=0.0)
+    cand = bold._candidates(obs, mask)
+    assert (cand[:, 0] == policy.act(obs, mask)).all()
+    assert ((cand == agents.make("expert").act(obs, mask)[:, None]).any(axis=1)).all()
+    chosen = bold.act(obs, mask)
+    assert mask[np.arange(len(obs)), chosen].all() and (cand == chosen[:, None]).any(axis=1).all()
+
+
+def test_in_rollouts_the_searcher_follows_its_policy_and_the_expert_plays_the_opponent(policy_path):
+    obs, mask = _positions()
+    policy = load_ppo_agent(policy_path)
+    search = SearchAgent(worlds=2, seed=0, policy=policy)
+    player = np.arange(len(obs)) % 2
+    act = search._rollout_actions(obs, mask, np.zeros(len(obs), np.uint64), 1, player)
+    expert = agents.make("expert").act(obs, mask)
+    assert (act == np.where(player == 0, policy.act(obs, mask), expert)).all()
+    assert (act != expert).any()  # the test can tell the two apart
+
+
+def test_spec_and_errors(policy_path):
+    assert agents.make(f"search:3:{policy_path}").policy is not None
+    assert agents.make("search:3").policy is None
+    with pytest.raises(ValueError, match="integer K"):
+        agents.make(f"search:x:{policy_path}")
+    with pytest.raises(FileNotFoundError, match="not found"):
+        agents.make("search:3:missing.pt")
+    with pytest.raises(ValueError, match="action_probs"):
+        SearchAgent(policy=agents.make("expert"))
+
+
+def test_collect_resumes_to_the_same_data_and_fit_writes_a_playable_checkpoint(policy_path, tmp_path, capsys):
+    first, whole = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
+    collect(policy_path, first, hands=4, seed=7, worlds=2, chunk=2)
+    collect(policy_path, first, hands=6, seed=7, worlds=2, chunk=2)  # resumes at chunk 2
+    collect(policy_path, whole, hands=6, seed=7, worlds=2, chunk=2)
+    (a, meta), (b, _) = _load(first), _load(whole)
+    assert meta["chunks"] == 3 and len(meta["points"]) == 3
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)  # NaN (rows not searched) equal NaN
+    rows = np.arange(len(a["label"]))
+    assert a["mask"][rows, a["label"]].all() and (a["policy"] == a["cand"][:, 0]).all()
+    assert np.isnan(a["values"][a["cand"] < 0]).all()
+    over = np.flatnonzero(a["label"] != a["policy"])  # the search overrode the policy: on a better mean value
+    assert len(over)  # a random policy is overridden often
+    chosen = (a["cand"][over] == a["label"][over, None]).argmax(axis=1)
+    assert (a["values"][over, chosen] > a["values"][over, 0]).all()
+    with pytest.raises(ValueError, match="another --out"):
+        collect(policy_path, first, hands=8, seed=8, worlds=2, chunk=2)
+    with pytest.raises(ValueError, match="multiple of the chunk"):
+        collect(policy_path, str(tmp_path / "c.npz"), hands=3, seed=7, chunk=2)
+
+    out = str(tmp_path / "student.pt")
+    fit(policy_path, [first], out, epochs=1, learning_rate=1e-2)
+    student, start = load_checkpoint(out), load_checkpoint(policy_path)
+    assert student["distilled_from"]["data"] == [first]
+    assert all(torch.equal(v, start["model"][k]) for k, v in student["model"].items() if k.startswith("critic"))
+    assert any(not torch.equal(v, start["model"][k]) for k, v in student["model"].items() if k.startswith("actor"))
+    obs, mask = _positions()
+    assert mask[np.arange(len(obs)), load_ppo_agent(out).act(obs, mask)].all()
+    fit(policy_path, [first], str(tmp_path / "values.pt"), epochs=1, temperature=3.0)
+    with pytest.raises(ValueError, match="temperature > 0"):
+        fit(policy_path, [first], str(tmp_path / "bad.pt"), temperature=0.0)
+    with pytest.raises(SystemExit, match="--force"):
+        main(["fit", "--init-from", policy_path, "--out", out, first])
+
+
+def test_search_targets_reweight_the_candidates_by_their_value_lead_and_keep_the_rest():
+    start = np.array([[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]], np.float32)
+    cand = np.array([[0, 1, -1], [2, 0, -1]])
+    values = np.array([[0.0, 2.0, np.nan], [np.nan] * 3])  # row 1 was not searched
+    t = search_targets(start, cand, values, temperature=1.0)
+    w = np.array([0.7, 0.2 * np.exp(2.0)])
+    np.testing.assert_allclose(t[0], [*(0.9 * w / w.sum()), 0.1], rtol=1e-6)  # the candidates keep their mass 0.9
+    np.testing.assert_array_equal(t[1], start[1])
+    assert np.allclose(search_targets(start, cand, values, 1e6), start)  # a high temperature changes nothing
+    assert search_targets(start, cand, values, 0.1)[0].argmax() == 1  # a low one follows the values
