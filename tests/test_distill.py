@@ -12,7 +12,7 @@ from agents.search import SearchAgent
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from trainer.distill import _load, collect, fit, main, search_targets
+from trainer.distill import _load, change_value, collect, fit, main, search_targets
 
 
 @pytest.fixture
@@ -116,3 +116,11 @@ def test_search_targets_reweight_the_candidates_by_their_value_lead_and_keep_the
     np.testing.assert_array_equal(t[1], start[1])
     assert np.allclose(search_targets(start, cand, values, 1e6), start)  # a high temperature changes nothing
     assert search_targets(start, cand, values, 0.1)[0].argmax() == 1  # a low one follows the values
+
+
+def test_change_value_reads_the_value_lead_of_changed_decisions():
+    cand = np.array([[4, 7, -1], [4, 7, 9], [1, 2, -1], [5, 6, -1]])
+    values = np.array([[1.0, 3.0, np.nan], [2.0, 1.0, 0.5], [np.nan] * 3, [0.0, 1.0, np.nan]])
+    # row 0 changes to a better action (+2), row 1 to a worse one (-1.5), row 2 was not valued, row 3 keeps
+    gain, share = change_value(np.array([7, 9, 2, 5]), cand, values)
+    assert gain == pytest.approx((2.0 - 1.5) / 4) and share == 0.75
