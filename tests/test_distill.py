@@ -124,3 +124,20 @@ def test_change_value_reads_the_value_lead_of_changed_decisions():
     # row 0 changes to a better action (+2), row 1 to a worse one (-1.5), row 2 was not valued, row 3 keeps
     gain, share = change_value(np.array([7, 9, 2, 5]), cand, values)
     assert gain == pytest.approx((2.0 - 1.5) / 4) and share == 0.75
+
+
+def test_collect_never_mixes_policies_and_bad_files_say_what_is_wrong(policy_path, tmp_path):
+    data = str(tmp_path / "d.npz")
+    collect(policy_path, data, hands=2, seed=1, worlds=2, chunk=2)
+    ckpt = load_checkpoint(policy_path)
+    ckpt["model"] = {k: v + 1 for k, v in ckpt["model"].items()}
+    save_checkpoint(policy_path, ckpt)  # the same path, other weights: its decisions must not join the file
+    with pytest.raises(ValueError, match="another --out"):
+        collect(policy_path, data, hands=4, seed=1, worlds=2, chunk=2)
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a readable trainer.distill data file"):
+        fit(policy_path, [str(tmp_path / "junk.npz")], str(tmp_path / "s.pt"))
+    with pytest.raises(FileNotFoundError, match="data file not found"):
+        fit(policy_path, [str(tmp_path / "none.npz")], str(tmp_path / "s.pt"))
+    with pytest.raises(SystemExit, match="not found"):
+        main(["collect", "--policy", str(tmp_path / "none.pt"), "--out", data, "--hands", "200", "--seed", "1"])

@@ -1,25 +1,31 @@
 """Expert iteration: label a PPO agent's decisions with a search that follows it, then fit the agent to them.
 
-    python -m trainer.distill collect --policy checkpoints/okgin_ppo.pt --hands 12000 --seed 101 \\
+    python -m trainer.distill collect --policy checkpoints/okgin_ppo.pt --hands 7200 --seed 101 \\
         --out runs/distill/d101.npz
-    python -m trainer.distill fit --init-from checkpoints/okgin_ppo.pt --out runs/distill/student.pt \\
-        runs/distill/d101.npz runs/distill/d102.npz
+    python -m trainer.distill fit --init-from checkpoints/okgin_ppo.pt --temperature 3 \\
+        --out runs/distill/student.pt runs/distill/d101.npz runs/distill/d102.npz
 
 ``collect`` plays ``search:K:POLICY`` (determinized rollouts that follow the policy, the expert
 modelling the opponent; ``agents.search``) against the expert on duplicate deals of its seed and
-records every decision of the searcher: the observation, the mask, the policy's own choice and the
-search's. It saves after every chunk of hands and resumes a file it finds (same policy, K, seed).
-``fit`` fine-tunes the policy (actor body and head; the critic is kept) towards the search: where
-the search overrode the policy, towards its choice (weighted ``--switch-weight`` times); elsewhere
-towards the policy's own move probabilities at the start, so that agreeing decisions keep their
-(often close) preferences instead of being sharpened at random. It prints the held-out agreement
-with the search on both kinds of decision. The search only acts on what the
-searcher observes, so the student learns nothing a player could not know.
+records every decision of the searcher: the observation, the mask, the policy's own choice, the
+search's choice, and the candidates with their mean rollout values. It saves after every chunk of
+hands and resumes a file it finds (same policy file and contents, K, seed, chunk).
+
+``fit`` fine-tunes the policy (actor body and head; the critic is kept) towards the search, with
+one of two targets: by default the search's choice where it overrode the policy (weighted
+``--switch-weight`` times) and the policy's own move probabilities elsewhere, so that agreeing
+decisions keep their (often close) preferences; with ``--temperature T`` the policy's
+probabilities reweighted on every searched decision by exp(value lead / T) (:func:`search_targets`).
+It holds out a tenth of the decisions and prints, after each epoch, the agreement with the search
+there and what the policy's changes there are worth by the search's values (:func:`change_value`).
+The search acts on what the searcher observes alone, so the student learns nothing a player could
+not know. docs/training.md, "Round 8", has what this gave for the shipped agent.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -69,11 +75,23 @@ def _save(path: str, data: dict[str, np.ndarray], meta: dict) -> None:
 
 
 def _load(path: str) -> tuple[dict[str, np.ndarray], dict]:
-    with np.load(path) as f:
-        missing = [k for k in (*FIELDS, "meta") if k not in f]
-        if missing:
-            raise ValueError(f"{path} is not a trainer.distill data file (lacks {', '.join(missing)})")
-        return {k: f[k] for k in FIELDS}, json.loads(str(f["meta"]))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"data file not found: {path}")
+    try:
+        with np.load(path) as f:
+            found = {k: f[k] for k in (*FIELDS, "meta") if k in f}
+    except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file
+        raise ValueError(f"{path} is not a readable trainer.distill data file: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    missing = [k for k in (*FIELDS, "meta") if k not in found]
+    if missing:
+        raise ValueError(f"{path} is not a trainer.distill data file (lacks {', '.join(missing)})")
+    return {k: found[k] for k in FIELDS}, json.loads(str(found["meta"]))
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def collect(policy: str, out: str, hands: int, seed: int, worlds: int = 10, chunk: int = 200,
@@ -81,18 +99,19 @@ def collect(policy: str, out: str, hands: int, seed: int, worlds: int = 10, chun
     """Record ``hands`` hands of ``search:worlds:policy`` against the expert into ``out`` (resumable)."""
     if hands < chunk or hands % chunk:
         raise ValueError(f"hands must be a positive multiple of the chunk size {chunk}, got {hands}")
-    meta = {"policy": os.path.abspath(policy), "worlds": worlds, "seed": seed, "chunk": chunk, "chunks": 0,
-            "points": []}
+    agent = load_ppo_agent(policy, seed=seed)  # a missing or bad checkpoint fails here, before any file is touched
+    meta = {"policy": os.path.abspath(policy), "policy_sha256": _sha256(policy), "worlds": worlds, "seed": seed,
+            "chunk": chunk, "chunks": 0, "points": []}
     data = {f: np.zeros((0,), np.int64) for f in FIELDS}
     if os.path.exists(out):
         data, old = _load(out)
-        same = {k: old.get(k) for k in ("policy", "worlds", "seed", "chunk")}
+        same = {k: old.get(k) for k in ("policy", "policy_sha256", "worlds", "seed", "chunk")}
         if same != {k: meta[k] for k in same}:
             raise ValueError(f"{out} holds decisions of {same}, not of this command's "
                              f"{ {k: meta[k] for k in same} }; give another --out")
         meta = old
         log(f"resuming {out}: {meta['chunks']} chunks, {len(data['label'])} decisions")
-    rec = Recorder(SearchAgent(seed=seed, worlds=worlds, policy=load_ppo_agent(policy, seed=seed)))
+    rec = Recorder(SearchAgent(seed=seed, worlds=worlds, policy=agent))
     expert = ExpertAgent()
     t0 = time.time()
     for c in range(meta["chunks"], hands // chunk):
