@@ -206,10 +206,11 @@ class SearchAgent(Agent):
     def _rollout_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int,
                          player: np.ndarray) -> np.ndarray:
         if self.policy is not None:  # the searcher (player 0 of every world) follows its policy
-            act = self.expert.act(obs, mask)
-            me = np.flatnonzero(player == 0)
-            if len(me):
-                act[me] = self.policy.act(obs[me], mask[me])
+            act = np.empty(len(obs), np.int64)
+            me = player == 0
+            for rows, bot in ((me, self.policy), (~me, self.expert)):  # each bot only on its own rows
+                if rows.any():
+                    act[rows] = bot.act(obs[rows], mask[rows])
             return act
         if self.rollout == "expert":
             return self.expert.act(obs, mask)
@@ -245,12 +246,14 @@ def make_search(arg: str | None, seed: int | None) -> SearchAgent:
     """Factory for the spec ``search[:K[:PATH]]`` (PATH: a PPO checkpoint the searcher follows)."""
     if arg is None:
         return SearchAgent(seed=seed)
-    k, _, path = arg.partition(":")
+    k, colon, path = arg.partition(":")
     try:
         worlds = int(k)
     except ValueError:
         raise ValueError(f"search:K[:PATH] needs an integer K (worlds per action) 1..4096, got {k!r}") from None
-    if not path:
+    if colon and not path.strip():
+        raise ValueError(f"search:K:PATH needs a PPO checkpoint path after 'search:{k}:'")
+    if not colon:
         return SearchAgent(seed=seed, worlds=worlds)
     from .ppo import load_ppo_agent  # lazy: torch only when a policy is followed
 

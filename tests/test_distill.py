@@ -64,6 +64,8 @@ def test_spec_and_errors(policy_path):
     assert agents.make("search:3").policy is None
     with pytest.raises(ValueError, match="integer K"):
         agents.make(f"search:x:{policy_path}")
+    with pytest.raises(ValueError, match="needs a PPO checkpoint path"):  # a trailing colon is a typo
+        agents.make("search:3:")
     with pytest.raises(FileNotFoundError, match="not found"):
         agents.make("search:3:missing.pt")
     with pytest.raises(ValueError, match="action_probs"):

@@ -154,7 +154,7 @@ def change_value(choice: np.ndarray, cand: np.ndarray, values: np.ndarray) -> tu
     return float(lead.sum() / max(len(choice), 1)), float(np.mean(choice != cand[:, 0]))
 
 
-def fit(init_from: str, data_paths: Sequence[str], out: str, epochs: int = 2, learning_rate: float = 1e-4,
+def fit(init_from: str, data_paths: Sequence[str], out: str, epochs: int = 3, learning_rate: float = 3e-5,
         switch_weight: float = 1.0, temperature: float | None = None, minibatch: int = 2048,
         val_fraction: float = 0.1, seed: int = 0, log=print) -> dict:
     """Fine-tune ``init_from``'s policy towards the recorded search (its choices, or with
@@ -237,8 +237,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     f.add_argument("--init-from", required=True, help="PPO checkpoint to start from (normally collect's --policy)")
     f.add_argument("--out", required=True, help="checkpoint to write (never overwritten without --force)")
     f.add_argument("--force", action="store_true", help="replace --out if it exists")
-    f.add_argument("--epochs", type=int, default=2)
-    f.add_argument("--learning-rate", type=float, default=1e-4)
+    f.add_argument("--epochs", type=int, default=3, help="passes over the decisions (default 3)")
+    f.add_argument("--learning-rate", type=float, default=3e-5, help="Adam's step size (default 3e-5)")
     f.add_argument("--switch-weight", type=float, default=1.0,
                    help="weight of the decisions where the search overrode the policy (default 1)")
     f.add_argument("--temperature", type=float, default=None,
