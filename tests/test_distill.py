@@ -141,5 +141,10 @@ def test_collect_never_mixes_policies_and_bad_files_say_what_is_wrong(policy_pat
         fit(policy_path, [str(tmp_path / "junk.npz")], str(tmp_path / "s.pt"))
     with pytest.raises(FileNotFoundError, match="data file not found"):
         fit(policy_path, [str(tmp_path / "none.npz")], str(tmp_path / "s.pt"))
+    threads = torch.get_num_threads()
     with pytest.raises(SystemExit, match="not found"):
-        main(["collect", "--policy", str(tmp_path / "none.pt"), "--out", data, "--hands", "200", "--seed", "1"])
+        main(["collect", "--policy", str(tmp_path / "none.pt"), "--out", data, "--hands", "200", "--seed", "1",
+              "--threads", str(threads + 1)])
+    assert torch.get_num_threads() == threads  # the command's threads are the command's alone
+    with pytest.raises(SystemExit, match="--threads must be >= 1"):
+        main(["collect", "--policy", policy_path, "--out", data, "--hands", "200", "--seed", "1", "--threads", "0"])

@@ -25,6 +25,7 @@ not know. docs/training.md, "Round 8", has what this gave for the shipped agent.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -32,8 +33,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-import numpy as np
-import torch
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 import evaluate
 from agents.expert import ExpertAgent
@@ -220,6 +224,20 @@ def fit(init_from: str, data_paths: Sequence[str], out: str, epochs: int = 3, le
     return new
 
 
+@contextlib.contextmanager
+def _threads(n: int):
+    """torch's and numba's threads (the expert and the search) set to ``n`` for the block, as
+    train.py's num_threads sets them; the caller's settings are restored after."""
+    old = torch.get_num_threads(), numba.get_num_threads()
+    torch.set_num_threads(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old[0])
+        numba.set_num_threads(old[1])
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -231,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     c.add_argument("--seed", type=int, required=True, help="seed of the deals and of the search")
     c.add_argument("--worlds", type=int, default=10, help="K, first-pass worlds per candidate (default 10)")
     c.add_argument("--chunk", type=int, default=200, help="hands between saves (default 200)")
-    c.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    c.add_argument("--threads", type=int, default=1, help="torch and numba threads (default 1)")
     f = sub.add_parser("fit", help="fine-tune a policy towards recorded search choices")
     f.add_argument("data", nargs="+", help=".npz files written by collect")
     f.add_argument("--init-from", required=True, help="PPO checkpoint to start from (normally collect's --policy)")
@@ -245,16 +263,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="fit the search's values instead of its choices: candidates reweighted by "
                         "exp(value lead / temperature), in points (default: fit its choices)")
     f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    f.add_argument("--threads", type=int, default=1, help="torch and numba threads (default 1)")
     a = parser.parse_args(argv)
-    torch.set_num_threads(a.threads)
+    if a.threads < 1:
+        sys.exit(f"trainer.distill: error: --threads must be >= 1, got {a.threads}")
     try:
-        if a.cmd == "collect":
-            collect(a.policy, a.out, a.hands, a.seed, a.worlds, a.chunk)
-        else:
-            if os.path.exists(a.out) and not a.force:
-                raise ValueError(f"{a.out} exists; pass --force to replace it")
-            fit(a.init_from, a.data, a.out, a.epochs, a.learning_rate, a.switch_weight, a.temperature, seed=a.seed)
+        if a.cmd == "fit" and os.path.exists(a.out) and not a.force:
+            raise ValueError(f"{a.out} exists; pass --force to replace it")
+        with _threads(a.threads):
+            if a.cmd == "collect":
+                collect(a.policy, a.out, a.hands, a.seed, a.worlds, a.chunk)
+            else:
+                fit(a.init_from, a.data, a.out, a.epochs, a.learning_rate, a.switch_weight, a.temperature,
+                    seed=a.seed)
     except (ValueError, FileNotFoundError) as e:
         sys.exit(f"trainer.distill: error: {e}")
 
