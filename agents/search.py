@@ -39,8 +39,8 @@ faster, a much worse model of the opponent).
 **Following a policy.** With ``policy=`` (an agent with ``action_probs``, e.g. a PPO agent; spec
 ``search:K:PATH``) the searcher improves on that policy instead of on the expert: its choice is
 the default (column 0), the candidates are its ``top`` most probable actions and the expert's
-choice, and it plays the searcher's own moves in the rollouts (the expert still models the
-opponent). This is the teacher of ``trainer.distill``.
+choice, and it plays the searcher's own moves in the rollouts (the rollout bot, the expert by
+default, still models the opponent). This is the teacher of ``trainer.distill``.
 """
 
 from __future__ import annotations
@@ -205,13 +205,18 @@ class SearchAgent(Agent):
 
     def _rollout_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int,
                          player: np.ndarray) -> np.ndarray:
-        if self.policy is not None:  # the searcher (player 0 of every world) follows its policy
-            act = np.empty(len(obs), np.int64)
-            me = player == 0
-            for rows, bot in ((me, self.policy), (~me, self.expert)):  # each bot only on its own rows
-                if rows.any():
-                    act[rows] = bot.act(obs[rows], mask[rows])
-            return act
+        """The rollout bot's moves; with a policy, the searcher (player 0 of every world) plays it instead."""
+        if self.policy is None:
+            return self._bot_actions(obs, mask, noise_seed, ply)
+        act = np.empty(len(obs), np.int64)
+        me, op = np.flatnonzero(player == 0), np.flatnonzero(player != 0)  # each player only on its own rows
+        if len(me):
+            act[me] = self.policy.act(obs[me], mask[me])
+        if len(op):
+            act[op] = self._bot_actions(obs[op], mask[op], noise_seed[op], ply)
+        return act
+
+    def _bot_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int) -> np.ndarray:
         if self.rollout == "expert":
             return self.expert.act(obs, mask)
         act = np.empty(len(obs), np.int64)
@@ -220,7 +225,7 @@ class SearchAgent(Agent):
 
 
 def _paired_lead(vals: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the candidate with the best mean value, its mean lead over the expert's choice
+    """Per row: the candidate with the best mean value, its mean lead over the default choice
     (column 0) in the same worlds, and the standard error of that paired difference."""
     kw = vals.shape[2]
     mean = np.where(cand >= 0, vals.mean(axis=2), -np.inf)

@@ -57,6 +57,10 @@ def test_in_rollouts_the_searcher_follows_its_policy_and_the_expert_plays_the_op
     expert = agents.make("expert").act(obs, mask)
     assert (act == np.where(player == 0, policy.act(obs, mask), expert)).all()
     assert (act != expert).any()  # the test can tell the two apart
+    simple = SearchAgent(worlds=2, seed=0, policy=policy, rollout="simple")  # the rollout bot plays the opponent
+    act = simple._rollout_actions(obs, mask, np.arange(len(obs), dtype=np.uint64), 1, player)
+    both = simple._bot_actions(obs, mask, np.arange(len(obs), dtype=np.uint64), 1)
+    assert (act == np.where(player == 0, policy.act(obs, mask), both)).all()
 
 
 def test_spec_and_errors(policy_path):
