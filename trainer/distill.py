@@ -93,7 +93,7 @@ def _load(path: str) -> tuple[dict[str, np.ndarray], dict]:
     return {k: found[k] for k in FIELDS}, json.loads(str(found["meta"]))
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
 
@@ -104,7 +104,7 @@ def collect(policy: str, out: str, hands: int, seed: int, worlds: int = 10, chun
     if hands < chunk or hands % chunk:
         raise ValueError(f"hands must be a positive multiple of the chunk size {chunk}, got {hands}")
     agent = load_ppo_agent(policy, seed=seed)  # a missing or bad checkpoint fails here, before any file is touched
-    meta = {"policy": os.path.abspath(policy), "policy_sha256": _sha256(policy), "worlds": worlds, "seed": seed,
+    meta = {"policy": os.path.abspath(policy), "policy_sha256": file_sha256(policy), "worlds": worlds, "seed": seed,
             "chunk": chunk, "chunks": 0, "points": []}
     data = {f: np.zeros((0,), np.int64) for f in FIELDS}
     if os.path.exists(out):
@@ -225,7 +225,7 @@ def fit(init_from: str, data_paths: Sequence[str], out: str, epochs: int = 3, le
 
 
 @contextlib.contextmanager
-def _threads(n: int):
+def cpu_threads(n: int):
     """torch's and numba's threads (the expert and the search) set to ``n`` for the block, as
     train.py's num_threads sets them; the caller's settings are restored after."""
     old = torch.get_num_threads(), numba.get_num_threads()
@@ -270,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         if a.cmd == "fit" and os.path.exists(a.out) and not a.force:
             raise ValueError(f"{a.out} exists; pass --force to replace it")
-        with _threads(a.threads):
+        with cpu_threads(a.threads):
             if a.cmd == "collect":
                 collect(a.policy, a.out, a.hands, a.seed, a.worlds, a.chunk)
             else:
