@@ -123,6 +123,21 @@ def test_duplicate_deals_cancel_the_cards_exactly():
     assert single.points_ci[0] < 0 < single.points_ci[1] and single.points_ci[1] > 0.5
 
 
+def test_hand_points_are_play_matchs_hands_and_pair_up_across_agents():
+    simple, greedy, expert = agents.make("simple", seed=0), agents.make("greedy"), agents.make("expert")
+    pts, deal = evaluate.hand_points(simple, expert, 300, seed=4)
+    r = evaluate.play_match(agents.make("simple", seed=0), expert, 300, seed=4)
+    assert len(pts) == r.hands == 300 and np.isclose(pts.mean(), r.points_per_hand)
+    assert evaluate.mean_ci(pts, deal) == (r.points_per_hand, r.points_ci)
+    other, same_deals = evaluate.hand_points(greedy, expert, 300, seed=4)
+    assert np.array_equal(deal, same_deals) and (other != pts).any()
+    # an agent paired with itself differs by exactly nothing
+    again, _ = evaluate.hand_points(agents.make("greedy"), expert, 300, seed=4)
+    assert evaluate.mean_ci(again - other, deal) == (0.0, (0.0, 0.0))
+    with pytest.raises(ValueError, match="num_hands"):
+        evaluate.hand_points(greedy, expert, 0)
+
+
 def test_random_against_random_is_even():
     for duplicate in (True, False):
         r = evaluate.play_match(agents.make("random", seed=1), agents.make("random", seed=2), 1000, seed=5,
