@@ -180,28 +180,12 @@ class SearchAgent(Agent):
 
     def _rollout(self, state, first: np.ndarray, noise_seed: np.ndarray, rules: Rules, episode: str) -> np.ndarray:
         """Value (player 0's points minus player 1's for the hand) of each world after ``first``."""
-        game = VectorGame.from_state(state, rules=rules, episode=episode)
-        value = np.zeros(game.num_games)
-        alive = np.arange(game.num_games)  # world of each game row
-        finished = np.zeros(game.num_games, bool)  # its hand is over (a game episode deals on: ignored)
-        out = game.step(first)
-        ply = 0
-        while True:
-            over = out.hand_over & ~finished
-            pts = out.result.points
-            value[alive[over]] = pts[over, 0] - pts[over, 1]
-            finished |= over
-            if finished.all():
-                return value
-            if 2 * finished.sum() >= len(finished):  # drop the finished worlds from the batch
-                keep = np.flatnonzero(~finished)
-                state = game.get_state(keep)
-                game = VectorGame(len(keep), rules=rules, episode=episode)
-                out = game.set_state(state)
-                alive, finished = alive[keep], finished[keep]
-            ply += 1
-            out = game.step(self._rollout_actions(out.observation, out.legal_action_mask, noise_seed[alive], ply,
-                                                  out.current_player))
+        def moves(out, alive, finished, ply):
+            return self._rollout_actions(out.observation, out.legal_action_mask, noise_seed[alive], ply,
+                                         out.current_player)
+
+        pts = play_out(state, first, moves, rules, episode)
+        return pts[:, 0] - pts[:, 1]
 
     def _rollout_actions(self, obs: np.ndarray, mask: np.ndarray, noise_seed: np.ndarray, ply: int,
                          player: np.ndarray) -> np.ndarray:
@@ -222,6 +206,34 @@ class SearchAgent(Agent):
         act = np.empty(len(obs), np.int64)
         _simple_kernel(obs, mask, _uniform(noise_seed, ply), act)
         return act
+
+
+def play_out(state, first: np.ndarray, moves, rules: Rules, episode: str = "hand") -> np.ndarray:
+    """(n, 2) each player's points for the hand of each game of ``state``, played out from ``first``
+    (one action per game) with ``moves(out, alive, finished, ply)``: the actions of the current
+    batch (``alive``: each row's game; ``finished``: its hand is over, any legal-looking action
+    is ignored there) at ply 1, 2, ... All games step as one batch; finished ones are dropped from
+    it once they are half of it. In game episodes only the first hand counts."""
+    game = VectorGame.from_state(state, rules=rules, episode=episode)
+    points = np.zeros((game.num_games, 2))
+    alive = np.arange(game.num_games)  # game of each row
+    finished = np.zeros(game.num_games, bool)  # its hand is over (a game episode deals on: ignored)
+    out = game.step(first)
+    ply = 0
+    while True:
+        over = out.hand_over & ~finished
+        points[alive[over]] = out.result.points[over]
+        finished |= over
+        if finished.all():
+            return points
+        if 2 * finished.sum() >= len(finished):  # drop the finished games from the batch
+            keep = np.flatnonzero(~finished)
+            state = game.get_state(keep)
+            game = VectorGame(len(keep), rules=rules, episode=episode)
+            out = game.set_state(state)
+            alive, finished = alive[keep], finished[keep]
+        ply += 1
+        out = game.step(moves(out, alive, finished, ply))
 
 
 def _paired_lead(vals: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

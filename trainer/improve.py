@@ -56,6 +56,7 @@ from agents.ppo import (  # noqa: E402
     network_input,
     save_checkpoint,
 )
+from agents.search import play_out  # noqa: E402
 from okgin_env.actions import NUM_ACTIONS  # noqa: E402
 from okgin_env.core import GameState, VectorGame  # noqa: E402
 from okgin_env.rules import Rules  # noqa: E402
@@ -71,27 +72,12 @@ def rollout_values(state: GameState, first: np.ndarray, seat: np.ndarray, policy
                    rules: Rules) -> np.ndarray:
     """For each game of ``state``: play ``first``, then ``policy`` for player ``seat`` and
     ``opponent`` for the other to the end of the hand; the policy's points minus the opponent's."""
-    game = VectorGame.from_state(state, rules=rules)
-    value = np.zeros(game.num_games)
-    alive = np.arange(game.num_games)  # original game of each row
-    finished = np.zeros(game.num_games, bool)
-    out = game.step(first)
-    while True:
-        over = out.hand_over & ~finished
-        if over.any():
-            pts = out.result.points[over]
-            s = seat[alive[over]]
-            value[alive[over]] = pts[np.arange(len(s)), s] - pts[np.arange(len(s)), 1 - s]
-            finished |= over
-        if finished.all():
-            return value
-        if 2 * finished.sum() >= len(finished):  # drop the finished games from the batch
-            keep = np.flatnonzero(~finished)
-            state = game.get_state(keep)
-            game = VectorGame(len(keep), rules=rules)
-            out = game.set_state(state)
-            alive, finished = alive[keep], finished[keep]
-        out = game.step(evaluate._act(policy, opponent, out, seat[alive], ~finished))
+    def moves(out, alive, finished, ply):
+        return evaluate._act(policy, opponent, out, seat[alive], ~finished)
+
+    pts = play_out(state, first, moves, rules)
+    rows = np.arange(len(seat))
+    return pts[rows, seat] - pts[rows, 1 - seat]
 
 
 def label_rows(game: VectorGame, rows: np.ndarray, mask: np.ndarray, seat: np.ndarray, policy: Agent,
