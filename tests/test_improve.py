@@ -99,6 +99,10 @@ def test_combine_plays_the_policy_plus_the_advantage_over_temperature(policy_pat
         assert torch.allclose(both.get_value(x, m), policy.get_value(x, m), atol=1e-6)  # the critic is kept
     assert (agents.make(f"ppo:{tmp_path / 'c.pt'}").act(out.observation, out.legal_action_mask)
             == np.where(out.legal_action_mask, want.numpy(), -np.inf).argmax(1)).all()
+    training = dict(load_checkpoint(policy_path), optimizer={"state": {}}, train_state={"x": 1})
+    save_checkpoint(str(tmp_path / "t.pt"), training)  # a training checkpoint: what makes it resumable stays behind
+    combine(str(tmp_path / "t.pt"), adv_path, 0.5, str(tmp_path / "ct.pt"))
+    assert not {"optimizer", "train_state"} & set(load_checkpoint(str(tmp_path / "ct.pt")))
     with pytest.raises(ValueError, match="temperature must be > 0"):
         combine(policy_path, adv_path, 0.0, str(tmp_path / "d.pt"))
     other = _save_net(str(tmp_path / "o.pt"), ActorCritic(hidden_sizes=[16, 8], shared_trunk=False))

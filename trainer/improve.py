@@ -48,6 +48,7 @@ import evaluate  # noqa: E402
 from agents.base import Agent  # noqa: E402
 from agents.expert import ExpertAgent  # noqa: E402
 from agents.ppo import (  # noqa: E402
+    TRAINING_ONLY,
     ActorCritic,
     load_checkpoint,
     load_ppo_agent,
@@ -64,6 +65,9 @@ from okgin_env.rules import Rules  # noqa: E402
 from .distill import cpu_threads, file_sha256  # noqa: E402
 
 CHUNK_SEED = 1_000  #: chunk c of seed s plays the deals of seed s * CHUNK_SEED + c
+#: entries of the policy's checkpoint that do not describe the new network (a training
+#: checkpoint's optimiser and games in flight would make it look resumable; soup_of names its parts)
+_NOT_CARRIED = ("soup_of", *TRAINING_ONLY)
 FIELDS = ("obs", "mask", "choice", "row", "action", "value")
 
 
@@ -305,7 +309,7 @@ def fit(policy: str, folders: Sequence[str], out: str, epochs: int = 3, learning
     with torch.no_grad():  # the head outputs points from here on
         net.actor.weight.mul_(scale)
         net.actor.bias.mul_(scale)
-    saved = {k: v for k, v in ckpt.items() if k != "soup_of"}
+    saved = {k: v for k, v in ckpt.items() if k not in _NOT_CARRIED}
     saved.update(model=net.state_dict(), advantage_of=os.path.abspath(policy),
                  advantage_fit={"folders": [os.path.abspath(f) for f in folders], "epochs": epochs,
                                 "learning_rate": learning_rate, "seed": seed, "top": top,
@@ -344,7 +348,7 @@ def combine(policy: str, advantage: str, temperature: float, out: str) -> None:
         state["actor.weight"][:, p_hidden[-1]:] = adv["actor.weight"] / temperature
         state["actor.bias"] += adv["actor.bias"] / temperature
     net.load_state_dict(state)
-    saved = {k: v for k, v in pc.items() if k != "soup_of"}
+    saved = {k: v for k, v in pc.items() if k not in _NOT_CARRIED}
     saved.update(model_config=net.config, model=net.state_dict(),
                  improved_by={"advantage": os.path.abspath(advantage), "temperature": temperature})
     save_checkpoint(out, saved)
