@@ -210,10 +210,11 @@ class SearchAgent(Agent):
 
 def play_out(state, first: np.ndarray, moves, rules: Rules, episode: str = "hand") -> np.ndarray:
     """(n, 2) each player's points for the hand of each game of ``state``, played out from ``first``
-    (one action per game) with ``moves(out, alive, finished, ply)``: the actions of the current
-    batch (``alive``: each row's game; ``finished``: its hand is over, any legal-looking action
-    is ignored there) at ply 1, 2, ... All games step as one batch; finished ones are dropped from
-    it once they are half of it. In game episodes only the first hand counts."""
+    (one action per game) with ``moves(out, alive, finished, ply)``: the actions of every row of
+    the current batch at ply 1, 2, ... (``alive``: each row's game; ``finished``: its hand is
+    over). A finished hand episode ignores its action; a game episode deals the next hand, which
+    still needs a legal one, and only its first hand counts. All games step as one batch; finished
+    ones are dropped from it once they are half of it."""
     game = VectorGame.from_state(state, rules=rules, episode=episode)
     points = np.zeros((game.num_games, 2))
     alive = np.arange(game.num_games)  # game of each row

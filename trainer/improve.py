@@ -79,9 +79,13 @@ def rollout_values(state: GameState, first: np.ndarray, seat: np.ndarray, policy
     def moves(out, alive, finished, ply):
         return evaluate._act(policy, opponent, out, seat[alive], ~finished)
 
-    pts = play_out(state, first, moves, rules)
+    return seat_margin(play_out(state, first, moves, rules), seat)
+
+
+def seat_margin(points: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """(n, 2) points of both players -> (n,) player ``seat``'s minus the other's."""
     rows = np.arange(len(seat))
-    return pts[rows, seat] - pts[rows, 1 - seat]
+    return points[rows, seat] - points[rows, 1 - seat]
 
 
 def label_rows(game: VectorGame, rows: np.ndarray, mask: np.ndarray, seat: np.ndarray, policy: Agent,
@@ -127,8 +131,7 @@ def label_chunk(policy: Agent, hands: int, seed: int, rules: Rules | None = None
         out = game.step(actions)
         over = np.flatnonzero(out.hand_over)
         if len(over):
-            pts, s = out.result.points[over], seat[over]
-            points[over] = pts[np.arange(len(s)), s] - pts[np.arange(len(s)), 1 - s]
+            points[over] = seat_margin(out.result.points[over], seat[over])
         playing = (out.current_player >= 0) & ~out.hand_over
     return {**{f: np.concatenate(v) if v else np.zeros(0) for f, v in parts.items()}, "points": points}
 
