@@ -1,7 +1,7 @@
 """okgin agents: every bot has the same batched ``act(observations, action_masks)`` surface.
 
-    import agents
-    bot = agents.make("simple", seed=0)
+    import okgin_agents
+    bot = okgin_agents.make("simple", seed=0)
     actions = bot.act(observations, action_masks)  # (B, OBS_SIZE), (B, 107) -> (B,) int64
 
 Importing this package registers the bundled bots with ``okgin_env.agent_specs`` (the one spec

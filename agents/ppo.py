@@ -145,14 +145,14 @@ def network_input(obs: np.ndarray, features: str = "raw") -> np.ndarray:
         return obs
     parts = [obs, meld_features(obs)]
     if features == "outs":
-        from agents.expert import outs_features
+        from okgin_agents.expert import outs_features
         parts.append(outs_features(obs))
     return np.concatenate(parts, axis=1)
 
 
 def input_size(features: str) -> int:
     """Width of ``network_input(obs, features)``."""
-    from agents.expert import OUTS_FEATURES
+    from okgin_agents.expert import OUTS_FEATURES
     extra = {"raw": 0, "meld": MELD_FEATURES, "outs": MELD_FEATURES + OUTS_FEATURES}
     return OBS_SIZE + extra[features]
 

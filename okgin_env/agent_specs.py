@@ -7,14 +7,14 @@ An *agent* is any object with the batched ``act(observations (B, OBS_SIZE), acti
   needs nothing but the mask);
 * ``"NAME"`` or ``"NAME:ARG"``: an agent registered with :func:`register_agent` (the bundled bots
   ``greedy``, ``simple``, ``expert``, ``ppo:PATH``, ``search[:K[:PATH]]`` are registered by the
-  ``agents`` package);
+  ``okgin_agents`` package, the checkout's ``agents/`` folder);
 * ``"module.path:Attr"``: a user's class or factory, imported and called as ``Attr(seed=seed)``.
 
 An agent may set ``uses_observations = False`` when it reads only the masks: an env may then
 pass it all-zero observations (the vector env does, and skips writing those views).
 
-Layering: ``okgin_env`` never imports ``agents``. Names it does not know are looked up in the
-``okgin.agents`` entry-point group (``pyproject.toml`` points it at the ``agents`` package, whose
+Layering: ``okgin_env`` never imports ``okgin_agents``. Names it does not know are looked up in the
+``okgin.agents`` entry-point group (``pyproject.toml`` points it at the ``okgin_agents`` package, whose
 import registers the bundled bots); any installed package can add agents the same way. A
 registered name wins over a module of the same name.
 """

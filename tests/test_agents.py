@@ -13,9 +13,9 @@ import copy
 import numpy as np
 import pytest
 
-import agents
-from agents.base import check_batch
-from agents.expert import ExpertAgent
+import okgin_agents as agents
+from okgin_agents.base import check_batch
+from okgin_agents.expert import ExpertAgent
 from okgin_env import OBS_SIZE, VectorGame, obs_field
 from okgin_env.actions import KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from okgin_env.cards import NUM_CARDS, deck_from, parse_card, parse_cards

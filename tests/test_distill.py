@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
-from agents.search import SearchAgent
+import okgin_agents as agents
+from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
+from okgin_agents.search import SearchAgent
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from trainer.distill import _load, change_value, collect, fit, main, search_targets
+from okgin_trainer.distill import _load, change_value, collect, fit, main, search_targets
 
 
 @pytest.fixture

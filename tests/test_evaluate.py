@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents
-import evaluate
+import okgin_agents as agents
+from okgin import evaluate
 from okgin_env.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[1]

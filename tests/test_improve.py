@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-import agents
-from agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, network_from_checkpoint, network_input, save_checkpoint
+import okgin_agents as agents
+from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, network_from_checkpoint, network_input, save_checkpoint
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from trainer.improve import combine, deviation_gain, fit, label, label_chunk, load_labels, main
+from okgin_trainer.improve import combine, deviation_gain, fit, label, label_chunk, load_labels, main
 
 
 def _save_net(path: str, net: ActorCritic) -> str:

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents
-import play
+import okgin_agents as agents
+from okgin import play
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from okgin_env.cards import NUM_CARDS, card_text
 from okgin_env.render import hand_result_info, score_line

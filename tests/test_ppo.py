@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-import train
-from agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
+from okgin import train
+from okgin_agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
                         masked_entropy, masked_log_probs, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame, random_legal_actions
@@ -228,7 +228,7 @@ def test_checkpoint_load_errors_are_clear(tmp_path):
 def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path):
     """A network trained on other input features is refused, naming both versions; a checkpoint
     written before the version existed (as the shipped one of 2026-11-30) is version 1 and loads."""
-    from agents.ppo import FEATURES_VERSION
+    from okgin_agents.ppo import FEATURES_VERSION
     newer = tmp_path / "newer.pt"
     _tiny_checkpoint(newer, features_version=FEATURES_VERSION + 1)
     with pytest.raises(ValueError, match=f"features version {FEATURES_VERSION + 1}, but .* version {FEATURES_VERSION}"):
@@ -243,7 +243,7 @@ def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
     """Retuning the expert bot (ExpertParams' defaults) must not change what trained networks read."""
     import dataclasses
 
-    from agents import expert
+    from okgin_agents import expert
     frozen = expert.FEATURES_PARAMS
     assert frozen is not expert.ExpertAgent().params
     game = VectorGame(64, seed=5)
@@ -282,7 +282,7 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
 
 def test_meld_features_read_the_hand_like_a_player():
     """Own hand As 2s 3s (a run) 7h 7d (a pair) Kc ...; the top discard 7c would make a set."""
-    from agents.ppo import MELD_FEATURES, meld_features, network_input
+    from okgin_agents.ppo import MELD_FEATURES, meld_features, network_input
     from okgin_env.cards import parse_cards
     from okgin_env.observation import OBS_FIELDS
     obs = np.zeros((1, OBS_SIZE), np.float32)
@@ -318,7 +318,7 @@ def _table(hand: str, phase: int, knock_limit: int) -> np.ndarray:
 def test_outs_features_count_the_cards_that_give_gin():
     """Nine melded cards and a king: 4s, 3h, 7h and 9h each give gin (the king goes). Nothing is
     known about the other 42 cards, so they are equally likely to come next."""
-    from agents.expert import OUTS_FEATURES, outs_features
+    from okgin_agents.expert import OUTS_FEATURES, outs_features
     from okgin_env.cards import parse_cards
     draw = outs_features(_table("As 2s 3s 4h 5h 6h 9c 9d 9s Kc", phase=3, knock_limit=10))[0]
     assert draw.shape == (OUTS_FEATURES,)
@@ -338,7 +338,7 @@ def test_outs_features_count_the_cards_that_give_gin():
 def test_init_from_may_widen_the_features_and_keeps_the_policy():
     """A meld network loaded into an outs network computes the same logits and values; nothing
     else may differ."""
-    from agents.ppo import load_widened, network_input
+    from okgin_agents.ppo import load_widened, network_input
     net = ActorCritic(hidden_sizes=[32], mask_input=True, features="meld", shared_trunk=False)
     ckpt = {"model": net.state_dict(), "model_config": net.config}
     wide = ActorCritic(hidden_sizes=[32], mask_input=True, features="outs", shared_trunk=False)
@@ -358,8 +358,8 @@ def test_init_from_may_widen_the_features_and_keeps_the_policy():
 def test_a_shared_trunk_may_split_into_an_oracle_critic_and_keeps_the_policy_and_value():
     """A shared-trunk checkpoint loaded into a network with its own critic body reading privileged
     inputs computes the same logits and values, whatever those inputs are (their weights start at 0)."""
-    from agents.ppo import load_widened, network_input
-    from trainer.oracle import PRIVILEGED_SIZE
+    from okgin_agents.ppo import load_widened, network_input
+    from okgin_trainer.oracle import PRIVILEGED_SIZE
     net = ActorCritic(hidden_sizes=[32, 16], mask_input=True, features="meld")
     ckpt = {"model": net.state_dict(), "model_config": net.config}
     oracle = ActorCritic(hidden_sizes=[32, 16], mask_input=True, features="outs", shared_trunk=False,
@@ -387,8 +387,8 @@ def test_init_from_may_widen_the_hidden_layers_and_keeps_the_policy_and_value():
     """A 32x16 oracle network loaded into a 48x40 one computes the same logits and values; the new
     units do not depend on the run's seed (so widened runs can be averaged) and do learn; depth
     may not change."""
-    from agents.ppo import load_widened, network_input
-    from trainer.oracle import PRIVILEGED_SIZE
+    from okgin_agents.ppo import load_widened, network_input
+    from okgin_trainer.oracle import PRIVILEGED_SIZE
     kw = dict(mask_input=True, features="outs", shared_trunk=False, privileged_size=PRIVILEGED_SIZE)
     net = ActorCritic(hidden_sizes=[32, 16], **kw)
     ckpt = {"model": net.state_dict(), "model_config": net.config}
@@ -418,7 +418,7 @@ def test_init_from_may_widen_the_hidden_layers_and_keeps_the_policy_and_value():
 def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
     from okgin_env.actions import DRAW_STOCK
     from okgin_env.cards import CARD_POINTS
-    from trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
+    from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
     game = VectorGame(64, seed=11)
     out = game.reset()
     rng = np.random.default_rng(1)
@@ -454,7 +454,7 @@ def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
 
 def _played_observations(n: int = 256, steps: int = 50) -> np.ndarray:
     """Observations of games between two expert bots (every phase, hands rich in melds)."""
-    import agents
+    import okgin_agents as agents
 
     game, bot = VectorGame(n, seed=11, autoreset=True), agents.make("expert", seed=3)
     out, seen = game.reset(), []
@@ -468,8 +468,8 @@ def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
     """The outs after each discard (one meld search per drawn card, for the features and the
     expert's discards) are exactly ``_outs`` of the hand without that card (eleven searches per
     drawn card), every field."""
-    from agents import expert
-    from agents import kernels as k
+    from okgin_agents import expert
+    from okgin_agents import kernels as k
 
     obs = _played_observations()
     rows = np.flatnonzero(obs[:, OBS_FIELDS["phase"].start + 4] > 0.5)[:400]
@@ -495,8 +495,8 @@ def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
 def test_a_card_that_cannot_meld_adds_its_points_exactly():
     """``_can_meld`` is False only for a card with no two meld partners in the hand: then it is
     deadwood in every arrangement, and the outs count it without a meld search."""
-    from agents import expert
-    from agents import kernels as k
+    from okgin_agents import expert
+    from okgin_agents import kernels as k
     from okgin_env import melds
     from okgin_env.cards import CARD_POINTS
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents
-from agents.search import SearchAgent
+import okgin_agents as agents
+from okgin_agents.search import SearchAgent
 from okgin_env.core import Phase, VectorGame, random_legal_actions
 from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
@@ -112,7 +112,7 @@ def test_close_decisions_get_more_of_the_same_worlds() -> None:
     """Pass 1: K worlds for every searched row; pass 2: ``extra`` more, only where an alternative
     leads the expert's choice by more than ``close`` standard errors. A row's world k is the same
     in both passes as in one pass of K + extra worlds, so pooling them is one larger sample."""
-    from agents.search import _paired_lead
+    from okgin_agents.search import _paired_lead
 
     _, out = _positions(n=24, steps=20, seed=4)
     bot = SearchAgent(seed=5, worlds=3, extra=4, close=0.0, rollout="simple")

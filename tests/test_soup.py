@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
+from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from trainer.soup import average_checkpoints, main
+from okgin_trainer.soup import average_checkpoints, main
 
 
 def _checkpoint(path, seed: int, **config) -> ActorCritic:
@@ -41,7 +41,7 @@ def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_ou
 def test_a_narrower_input_is_widened_to_the_first_as_init_from_widens_it(tmp_path):
     """The start of a widened run averages with it: the narrow input is widened exactly as
     load_widened widens it (the same function, the same new weights)."""
-    from agents.ppo import load_widened
+    from okgin_agents.ppo import load_widened
     _checkpoint(tmp_path / "narrow.pt", 1, privileged_size=5)
     torch.manual_seed(2)
     wide = ActorCritic(hidden_sizes=[12], shared_trunk=False, privileged_size=5)

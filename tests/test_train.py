@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-import train
-from agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
+from okgin import train
+from okgin_agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_env.core import VectorGame
-from trainer import soup
-from trainer.oracle import PRIVILEGED_SIZE
-from trainer.resume import resume_config
+from okgin_trainer import soup
+from okgin_trainer.oracle import PRIVILEGED_SIZE
+from okgin_trainer.resume import resume_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
@@ -63,7 +63,7 @@ def test_smoke_run_writes_tensorboard_events_and_a_loadable_checkpoint(tmp_path)
             "eval/points_per_hand_vs_random", "eval_time/points_per_hand_vs_random"} <= tags
     assert "SPS" in proc.stdout and "it/s" not in proc.stderr  # stderr is no terminal: log lines, no bar
 
-    import agents
+    import okgin_agents as agents
     agent = agents.make(f"ppo:{os.path.join(run, 'checkpoint.pt')}", seed=0)
     game = VectorGame(8, seed=3)
     out = game.reset()
@@ -247,7 +247,7 @@ def test_oracle_critic_warm_start_and_play(tmp_path):
                                          "--set", "bc_decisions=64", "--set", "bc_epochs=1"])
     ckpt = load_checkpoint(os.path.join(result["run_path"], "checkpoint.pt"))
     assert ckpt["model_config"]["privileged_size"] == PRIVILEGED_SIZE and not ckpt["model_config"]["shared_trunk"]
-    import agents
+    import okgin_agents as agents
     agent = agents.make(f"ppo:{os.path.join(result['run_path'], 'checkpoint.pt')}", seed=0)
     out = VectorGame(8, seed=3).reset()
     assert out.legal_action_mask[np.arange(8), agent.act(out.observation, out.legal_action_mask)].all()

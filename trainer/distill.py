@@ -1,8 +1,8 @@
 """Expert iteration: label a PPO agent's decisions with a search that follows it, then fit the agent to them.
 
-    python -m trainer.distill collect --policy checkpoints/okgin_ppo.pt --hands 7200 --seed 101 \\
+    python -m okgin_trainer.distill collect --policy checkpoints/okgin_ppo.pt --hands 7200 --seed 101 \\
         --out runs/distill/d101.npz
-    python -m trainer.distill fit --init-from checkpoints/okgin_ppo.pt --temperature 3 \\
+    python -m okgin_trainer.distill fit --init-from checkpoints/okgin_ppo.pt --temperature 3 \\
         --out runs/distill/student.pt runs/distill/d101.npz runs/distill/d102.npz
 
 ``collect`` plays ``search:K:POLICY`` (determinized rollouts that follow the policy, the expert
@@ -39,9 +39,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import evaluate
-from agents.expert import ExpertAgent
-from agents.ppo import (
+from okgin import evaluate
+from okgin_agents.expert import ExpertAgent
+from okgin_agents.ppo import (
     load_checkpoint,
     load_ppo_agent,
     masked_log_probs,
@@ -49,7 +49,7 @@ from agents.ppo import (
     network_input,
     save_checkpoint,
 )
-from agents.search import SearchAgent
+from okgin_agents.search import SearchAgent
 
 FIELDS = ("obs", "mask", "policy", "label", "cand", "values")
 CHUNK_SEED = 1_000  #: chunk c of seed s plays the duplicate deals of seed s * CHUNK_SEED + c

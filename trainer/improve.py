@@ -1,10 +1,10 @@
 """Policy improvement from rollouts of the real game: label, fit an advantage network, fold it in.
 
-    python -m trainer.improve label --policy checkpoints/okgin_ppo.pt --hands 20480 --seed 201 \\
+    python -m okgin_trainer.improve label --policy checkpoints/okgin_ppo.pt --hands 20480 --seed 201 \\
         --out runs/improve/l201
-    python -m trainer.improve fit --policy checkpoints/okgin_ppo.pt --top 3 --out runs/improve/adv.pt \\
+    python -m okgin_trainer.improve fit --policy checkpoints/okgin_ppo.pt --top 3 --out runs/improve/adv.pt \\
         runs/improve/l201 runs/improve/l202
-    python -m trainer.improve combine --policy checkpoints/okgin_ppo.pt --advantage runs/improve/adv.pt \\
+    python -m okgin_trainer.improve combine --policy checkpoints/okgin_ppo.pt --advantage runs/improve/adv.pt \\
         --temperature 4 --out runs/improve/improved.pt
 
 ``label`` plays the policy (greedy) against the expert and, at every decision of the policy with
@@ -44,10 +44,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import evaluate  # noqa: E402
-from agents.base import Agent  # noqa: E402
-from agents.expert import ExpertAgent  # noqa: E402
-from agents.ppo import (  # noqa: E402
+from okgin import evaluate  # noqa: E402
+from okgin_agents.base import Agent  # noqa: E402
+from okgin_agents.expert import ExpertAgent  # noqa: E402
+from okgin_agents.ppo import (  # noqa: E402
     TRAINING_ONLY,
     ActorCritic,
     load_checkpoint,
@@ -57,7 +57,7 @@ from agents.ppo import (  # noqa: E402
     network_input,
     save_checkpoint,
 )
-from agents.search import play_out  # noqa: E402
+from okgin_agents.search import play_out  # noqa: E402
 from okgin_env.actions import NUM_ACTIONS  # noqa: E402
 from okgin_env.core import GameState, VectorGame  # noqa: E402
 from okgin_env.rules import Rules  # noqa: E402
@@ -358,7 +358,7 @@ def combine(policy: str, advantage: str, temperature: float, out: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m trainer.improve", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m okgin_trainer.improve", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     lab = sub.add_parser("label", help="roll out every legal action of the policy's decisions against the expert")

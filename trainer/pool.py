@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from agents.ppo import ActorCritic, network_input
+from okgin_agents.ppo import ActorCritic, network_input
 
 SELF, SNAPSHOT = 0, 1
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from agents.ppo import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES_VERSION, load_checkpoint
+from okgin_agents.ppo import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES_VERSION, load_checkpoint
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_env.rules import Rules
-from trainer.checkpoint import game_state_dict, load_game_state
-from trainer.pool import Opponents
+from okgin_trainer.checkpoint import game_state_dict, load_game_state
+from okgin_trainer.pool import Opponents
 
 #: config keys ``--set`` may change on resume; anything else would make the run a different run
 RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")

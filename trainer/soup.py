@@ -1,6 +1,6 @@
 """Average the weights of several PPO checkpoints into one ("model soup").
 
-    python -m trainer.soup --out checkpoints/soup.pt runs/a/best.pt runs/b/checkpoint.pt ...
+    python -m okgin_trainer.soup --out checkpoints/soup.pt runs/a/best.pt runs/b/checkpoint.pt ...
 
 Runs fine-tuned from one common checkpoint stay in one basin of the loss, so the mean of their
 weights is a network of the same shape that often plays better than each of them (Wortsman et
@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import torch
 
-from agents.ppo import (TRAINING_ONLY, ActorCritic, load_checkpoint, load_widened, network_from_checkpoint,
+from okgin_agents.ppo import (TRAINING_ONLY, ActorCritic, load_checkpoint, load_widened, network_from_checkpoint,
                         save_checkpoint)
 
 _CRITIC_KEYS = ("privileged_size",)  #: model_config keys the inputs may differ in (critic only)

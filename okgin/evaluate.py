@@ -1,0 +1,493 @@
+"""Evaluate okgin agents against each other on duplicate deals.
+
+    python evaluate.py --agents expert simple random --hands 20000 --seed 0 \\
+        [--games N] [--no-duplicate] [--rules key=value ...] [--batch 1024] [--json out.json]
+
+Two agents play head to head; three or more play a round robin (every pair on the same
+deals) followed by a rating table. Agent specs are those of ``agents.make``: random, greedy,
+simple, expert, search[:K[:PATH]], ppo:PATH.
+
+How hands are scored
+--------------------
+* **Duplicate deals** (the default): every deal (deck order and dealer) is played twice,
+  once with each agent in each seat, so luck of the cards cancels. ``--no-duplicate``
+  plays every deal once, agent A taking player 0 on even and player 1 on odd deals.
+* **Win rate** of agent A counts a void hand (wall or turn cap) as half a win; the
+  ``void`` column says how many hands that was.
+* **Points per hand** is A's points minus B's points per hand (spade doubling included).
+* **95% confidence intervals** are mean +/- 1.96 standard errors over independent units:
+  deal pairs under duplicate deals (the two halves of a pair are correlated), hands
+  otherwise; for games, game pairs / games.
+* **Rates per side**: knock = hands the side knocked; gin = hands the side won by gin;
+  undercut = hands the side undercut the opponent's knock; void = hands nobody scored.
+* With ``--games N``, N full games to ``target_score`` (``episode="game"``) are played as
+  well; under duplicate deals each game's first deal is replayed with seats swapped (later
+  deals come from the game's generator, so they differ between the two halves).
+* **Ratings** (round robin): a Bradley-Terry fit of all pairs' hand results (void = half),
+  on the Elo scale (400 points = 10:1 odds of winning a hand), with half a win and half a
+  loss added per pair so that a clean sweep stays finite; anchored so that ``random`` is 0
+  (or the last listed agent when random does not play).
+
+The table goes to stdout, a tqdm progress bar to stderr, everything to ``--json``. The same
+seed gives the same numbers. ``play_match`` is the entry point for the trainer's periodic
+evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from typing import Callable, Sequence
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
+import numpy as np  # noqa: E402
+
+import okgin_agents as agents  # noqa: E402
+from okgin_agents.base import Agent
+from okgin_env.cards import NUM_CARDS
+from okgin_env.core import VectorGame
+from okgin_env.rules import Rules
+
+Z95 = 1.959963984540054  #: two-sided 95% normal quantile
+MAX_HANDS_PER_GAME = 1000  #: a game still running after this many hands counts as a draw (never-knocking bots)
+RATING_PRIOR = 0.5  #: virtual wins (and as many losses) per pair in the rating fit
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass
+class MatchResult:
+    """Hands between agent A and agent B (the trainer's evaluation calls this too; docs/evaluation.md)."""
+
+    agent_a: str
+    agent_b: str
+    hands: int  #: hands played
+    deals: int  #: distinct deals (hands / 2 under duplicate deals)
+    duplicate: bool
+    wins_a: int  #: hands A won
+    wins_b: int  #: hands B won
+    voids: int  #: void hands (wall or turn cap)
+    win_rate: float  #: A's hand win rate, a void hand counting as half a win
+    win_rate_ci: tuple[float, float]
+    points_per_hand: float  #: A's points minus B's points, per hand
+    points_ci: tuple[float, float]
+    knock_rate_a: float
+    knock_rate_b: float
+    gin_rate_a: float
+    gin_rate_b: float
+    undercut_rate_a: float  #: hands where A undercut B's knock
+    undercut_rate_b: float
+    void_rate: float
+    seconds: float  #: wall-clock time of play
+    hands_per_s: float  #: hands / seconds
+    cpu_seconds: float  #: CPU time of this process during play (a load-independent speed measure)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class GameMatchResult:
+    """Full games (to ``target_score``) between agent A and agent B."""
+
+    agent_a: str
+    agent_b: str
+    games: int
+    duplicate: bool
+    wins_a: int
+    wins_b: int
+    unfinished: int  #: games stopped after MAX_HANDS_PER_GAME hands (counted as half a win)
+    win_rate: float
+    win_rate_ci: tuple[float, float]
+    margin: float  #: A's final total minus B's, per game
+    margin_ci: tuple[float, float]
+    hands_per_game: float
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def mean_ci(values: np.ndarray, units: np.ndarray | None = None) -> tuple[float, tuple[float, float]]:
+    """Mean and 95% CI; with ``units`` (ids), the CI is over per-unit means (e.g. deal pairs)."""
+    v = np.asarray(values, dtype=np.float64)
+    if units is not None:
+        counts = np.bincount(units)
+        v = np.bincount(units, weights=v)[counts > 0] / counts[counts > 0]
+    m = float(v.mean()) if len(v) else float("nan")
+    if len(v) < 2:
+        return m, (float("nan"), float("nan"))
+    half = Z95 * float(v.std(ddof=1)) / math.sqrt(len(v))
+    return m, (m - half, m + half)
+
+
+# ------------------------------------------------------------------------- playing
+
+def deal_decks(num_deals: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(num_deals, 52) int8 shuffled decks and (num_deals,) dealers from ``seed``."""
+    rng = np.random.default_rng(seed)
+    decks = rng.permuted(np.tile(np.arange(NUM_CARDS, dtype=np.int8), (num_deals, 1)), axis=1)
+    return decks, rng.integers(0, 2, num_deals).astype(np.int8)
+
+
+def seat_plan(num: int, seed: int, duplicate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows to play: decks, dealers, agent A's player id and the deal id of each row.
+
+    Under duplicate deals each deal appears twice (rows k and k + deals) with the same deck and
+    dealer and agent A in the other seat; otherwise A alternates between players 0 and 1.
+    """
+    if duplicate:
+        deals = (num + 1) // 2
+        decks, dealers = deal_decks(deals, seed)
+        ids = np.arange(deals)
+        return (np.concatenate([decks, decks]), np.concatenate([dealers, dealers]),
+                np.repeat(np.array([0, 1], np.int8), deals), np.concatenate([ids, ids]))
+    decks, dealers = deal_decks(num, seed)
+    return decks, dealers, (np.arange(num) % 2).astype(np.int8), np.arange(num)
+
+
+def _act(agent_a: Agent, agent_b: Agent, out, a_player: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """One action per game: each agent acts only on the rows where it is to move."""
+    cur = out.current_player
+    actions = np.zeros(len(cur), np.int64)
+    is_a = cur == a_player
+    for agent, rows in ((agent_a, np.flatnonzero(live & is_a)), (agent_b, np.flatnonzero(live & ~is_a))):
+        if len(rows):
+            actions[rows] = agent.act(out.observation[rows], out.legal_action_mask[rows])
+    return actions
+
+
+def _play_rows(agent_a: Agent, agent_b: Agent, decks: np.ndarray, dealers: np.ndarray, a_player: np.ndarray,
+               rules: Rules, episode: str, batch: int, seed: int,
+               on_done: Callable[[np.ndarray, np.ndarray, object], None],
+               progress: Callable[[int], None] | None) -> None:
+    """Play every row (one episode each) in chunks of ``batch`` games; ``on_done(rows, local, result)``
+    receives the global row ids, their chunk indices and the step's HandResult for each ended hand."""
+    for start in range(0, len(decks), batch):
+        stop = min(len(decks), start + batch)
+        n = stop - start
+        game = VectorGame(n, rules, episode=episode, seed=(seed, start))
+        out = game.reset(decks=decks[start:stop], dealers=dealers[start:stop])
+        ap = a_player[start:stop]
+        hands_played = np.zeros(n, np.int64)
+        playing = out.current_player >= 0
+        while (playing & (hands_played < MAX_HANDS_PER_GAME)).any():
+            out = game.step(_act(agent_a, agent_b, out, ap, playing))
+            ended = np.flatnonzero(out.hand_over & (hands_played < MAX_HANDS_PER_GAME))
+            if len(ended):
+                hands_played[ended] += 1
+                on_done(start + ended, ended, out.result)
+            playing = out.current_player >= 0
+        if progress is not None:
+            progress(n)
+
+
+def play_match(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
+               duplicate: bool = True, batch: int = 1024,
+               progress: Callable[[int], None] | None = None) -> MatchResult:
+    """Play ``num_hands`` hands (rounded up to even under duplicate deals) of A against B.
+
+    Hand episodes on ``VectorGame`` directly, ``batch`` games at a time; the deals come from
+    ``seed`` alone, so every pair evaluated with one seed plays the same deals. ``progress``
+    is called with the number of hands finished after each batch.
+    """
+    if num_hands < 1:
+        raise ValueError(f"num_hands must be >= 1, got {num_hands}")
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    rules = Rules() if rules is None else rules
+    decks, dealers, a_player, deal_id = seat_plan(num_hands, seed, duplicate)
+    m = len(decks)
+    win = np.zeros(m)  # A's hand score: 1 win, 0 loss, 0.5 void
+    pts = np.zeros(m)  # A's points minus B's
+    knock_a, knock_b, gin_a, gin_b, under_a, under_b, void = (np.zeros(m, bool) for _ in range(7))
+
+    def record(rows: np.ndarray, local: np.ndarray, r) -> None:
+        a = a_player[rows].astype(np.int64)
+        v = r.void[local]
+        void[rows] = v
+        win[rows] = np.where(v, 0.5, r.winner[local] == a)
+        pts[rows] = r.points[local, a] - r.points[local, 1 - a]
+        ka = r.knocker[local] == a
+        kb = (r.knocker[local] >= 0) & ~ka
+        knock_a[rows], knock_b[rows] = ka, kb
+        gin_a[rows], gin_b[rows] = r.gin[local] & ka, r.gin[local] & kb
+        under_a[rows], under_b[rows] = r.undercut[local] & kb, r.undercut[local] & ka
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "hand", batch, seed, record, progress)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wr, wr_ci = mean_ci(win, deal_id)
+    pph, p_ci = mean_ci(pts, deal_id)
+    return MatchResult(
+        agent_a=agent_a.name, agent_b=agent_b.name, hands=m, deals=int(deal_id.max()) + 1, duplicate=duplicate,
+        wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), voids=int(void.sum()),
+        win_rate=wr, win_rate_ci=wr_ci, points_per_hand=pph, points_ci=p_ci,
+        knock_rate_a=float(knock_a.mean()), knock_rate_b=float(knock_b.mean()),
+        gin_rate_a=float(gin_a.mean()), gin_rate_b=float(gin_b.mean()),
+        undercut_rate_a=float(under_a.mean()), undercut_rate_b=float(under_b.mean()),
+        void_rate=float(void.mean()), seconds=seconds, hands_per_s=m / max(seconds, 1e-9), cpu_seconds=cpu,
+    )
+
+
+def hand_points(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
+                batch: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """A's points minus B's in every hand ``play_match`` plays (duplicate deals), and each hand's deal id.
+
+    Two agents measured against one opponent on one seed play the same deals, so their arrays pair
+    up hand by hand: ``mean_ci(pa - pb, deal_id)`` is their difference with a CI over deal pairs,
+    far tighter than the two separate CIs when most hands play alike.
+    """
+    if num_hands < 1:
+        raise ValueError(f"num_hands must be >= 1, got {num_hands}")
+    rules = Rules() if rules is None else rules
+    decks, dealers, a_player, deal_id = seat_plan(num_hands, seed, True)
+    pts = np.zeros(len(decks))
+
+    def record(rows: np.ndarray, local: np.ndarray, r) -> None:
+        a = a_player[rows].astype(np.int64)
+        pts[rows] = r.points[local, a] - r.points[local, 1 - a]
+
+    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "hand", batch, seed, record, None)
+    return pts, deal_id
+
+
+def play_games(agent_a: Agent, agent_b: Agent, num_games: int, seed: int = 0, rules: Rules | None = None,
+               duplicate: bool = True, batch: int = 1024,
+               progress: Callable[[int], None] | None = None) -> GameMatchResult:
+    """Play ``num_games`` full games (rounded up to even under duplicate deals) of A against B."""
+    if num_games < 1:
+        raise ValueError(f"num_games must be >= 1, got {num_games}")
+    rules = Rules() if rules is None else rules
+    decks, dealers, a_player, deal_id = seat_plan(num_games, seed + 1, duplicate)
+    m = len(decks)
+    win = np.full(m, 0.5)  # stays 0.5 for unfinished games
+    margin = np.zeros(m)
+    hands = np.zeros(m)
+
+    def record(rows: np.ndarray, local: np.ndarray, r) -> None:
+        hands[rows] += 1
+        over = r.game_over[local]
+        rows, local = rows[over], local[over]
+        a = a_player[rows].astype(np.int64)
+        win[rows] = r.game_winner[local] == a
+        margin[rows] = r.scores[local, a] - r.scores[local, 1 - a]
+
+    t0 = time.perf_counter()
+    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "game", batch, seed, record, progress)
+    wr, wr_ci = mean_ci(win, deal_id)
+    mg, mg_ci = mean_ci(margin, deal_id)
+    return GameMatchResult(
+        agent_a=agent_a.name, agent_b=agent_b.name, games=m, duplicate=duplicate,
+        wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), unfinished=int((win == 0.5).sum()),
+        win_rate=wr, win_rate_ci=wr_ci, margin=mg, margin_ci=mg_ci, hands_per_game=float(hands.mean()),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# -------------------------------------------------------------------------- ratings
+
+def bradley_terry(names: Sequence[str], results: Sequence[tuple[int, int, float, int]],
+                  anchor: int) -> np.ndarray:
+    """Elo-scale ratings from (i, j, wins of i against j, games) tuples, rating[anchor] = 0."""
+    k = len(names)
+    wins = np.zeros((k, k))
+    games = np.zeros((k, k))
+    for i, j, w, n in results:
+        wins[i, j] += w + RATING_PRIOR
+        wins[j, i] += n - w + RATING_PRIOR
+        games[i, j] += n + 2 * RATING_PRIOR
+        games[j, i] += n + 2 * RATING_PRIOR
+    p = np.ones(k)
+    for _ in range(10_000):  # Hunter's MM iteration
+        denom = (games / (p[:, None] + p[None, :])).sum(axis=1)
+        new = np.where(denom > 0, wins.sum(axis=1) / np.maximum(denom, 1e-300), 1.0)
+        new /= np.exp(np.log(new).mean())
+        if np.allclose(new, p, rtol=1e-12, atol=0):
+            p = new
+            break
+        p = new
+    r = 400.0 * np.log10(p)
+    return r - r[anchor]
+
+
+# ------------------------------------------------------------------------------ CLI
+
+def _fmt_ci(ci: tuple[float, float], fmt: str) -> str:
+    return f"[{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
+
+
+def format_matches(matches: Sequence[MatchResult]) -> str:
+    head = (f"{'agent A':<10} {'agent B':<10} {'hands':>7}  {'win rate A [95% CI]':<24} "
+            f"{'points/hand A-B [95% CI]':<28} {'knock A/B':>11} {'gin A/B':>11} {'undercut A/B':>13} "
+            f"{'void':>5} {'hands/s':>8}")
+    lines = [head, "-" * len(head)]
+    for r in matches:
+        lines.append(
+            f"{r.agent_a:<10} {r.agent_b:<10} {r.hands:>7}  {r.win_rate:.3f} {_fmt_ci(r.win_rate_ci, '.3f'):<18} "
+            f"{r.points_per_hand:+7.2f} {_fmt_ci(r.points_ci, '+.2f'):<20} "
+            f"{r.knock_rate_a:5.3f}/{r.knock_rate_b:5.3f} {r.gin_rate_a:5.3f}/{r.gin_rate_b:5.3f} "
+            f"{r.undercut_rate_a:6.3f}/{r.undercut_rate_b:6.3f} {r.void_rate:5.3f} {r.hands_per_s:8.0f}")
+    return "\n".join(lines)
+
+
+def format_games(games: Sequence[GameMatchResult]) -> str:
+    head = (f"{'agent A':<10} {'agent B':<10} {'games':>6}  {'game win rate A [95% CI]':<26} "
+            f"{'margin A-B [95% CI]':<28} {'hands/game':>10}")
+    lines = [head, "-" * len(head)]
+    for g in games:
+        lines.append(f"{g.agent_a:<10} {g.agent_b:<10} {g.games:>6}  "
+                     f"{g.win_rate:.3f} {_fmt_ci(g.win_rate_ci, '.3f'):<20} "
+                     f"{g.margin:+7.1f} {_fmt_ci(g.margin_ci, '+.1f'):<20} {g.hands_per_game:10.1f}")
+    return "\n".join(lines)
+
+
+def format_ratings(table: Sequence[dict]) -> str:
+    head = f"{'rank':>4}  {'agent':<10} {'rating':>7}  {'hand win rate':>13}  {'points/hand':>11}"
+    lines = [head, "-" * len(head)]
+    for k, row in enumerate(table, 1):
+        lines.append(f"{k:>4}  {row['agent']:<10} {row['rating']:7.0f}  {row['win_rate']:13.3f}  "
+                     f"{row['points_per_hand']:+11.2f}")
+    return "\n".join(lines)
+
+
+def rating_table(names: Sequence[str], matches: Sequence[tuple[int, int, MatchResult]]) -> list[dict]:
+    """Sorted rows: agent, rating (random = 0), mean win rate and points per hand over its pairs."""
+    anchor = names.index("random") if "random" in names else len(names) - 1
+    ratings = bradley_terry(names, [(i, j, r.win_rate * r.hands, r.hands) for i, j, r in matches], anchor)
+    rows = []
+    for k, name in enumerate(names):
+        wr = [r.win_rate if i == k else 1 - r.win_rate for i, j, r in matches if k in (i, j)]
+        pp = [r.points_per_hand if i == k else -r.points_per_hand for i, j, r in matches if k in (i, j)]
+        rows.append({"agent": name, "rating": float(ratings[k]), "win_rate": float(np.mean(wr)),
+                     "points_per_hand": float(np.mean(pp))})
+    return sorted(rows, key=lambda row: -row["rating"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="evaluate.py", description="Evaluate okgin agents head to head (two) or in a round robin (more).",
+        epilog="Example: python evaluate.py --agents expert simple random --hands 20000 --seed 0")
+    ap.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                    help=f"two or more agent specs: {', '.join(agents.SPECS)}")
+    ap.add_argument("--hands", type=int, default=20000,
+                    help="hands per pair (rounded up to even under duplicate deals); 0 = none (default 20000)")
+    ap.add_argument("--games", type=int, default=0, help="also play this many full games per pair (default 0)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the deals and of randomised agents (default 0)")
+    ap.add_argument("--no-duplicate", dest="duplicate", action="store_false",
+                    help="play every deal once instead of twice with seats swapped")
+    ap.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE",
+                    help=f"rule options, e.g. knock_limit=10; keys: {', '.join(Rules.option_names())}")
+    ap.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
+    ap.add_argument("--json", metavar="PATH", help="write every number to this JSON file")
+    ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar on stderr")
+    return ap
+
+
+def _agent_seed(seed: int, pair: int, side: int) -> int:
+    return int(np.random.SeedSequence([seed, pair, side]).generate_state(1)[0])
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if len(args.agents) < 2:
+        ap.error("--agents needs at least two agent specs")
+    for name, value, low in (("--hands", args.hands, 0), ("--games", args.games, 0), ("--batch", args.batch, 1),
+                             ("--seed", args.seed, 0)):
+        if value < low:
+            ap.error(f"{name} must be >= {low}, got {value}")
+    if args.hands == 0 and args.games == 0:
+        ap.error("nothing to play: --hands and --games are both 0")
+    try:
+        rules = Rules.from_strings(args.rules)
+    except ValueError as e:
+        ap.error(f"--rules: {e}")
+    specs = list(args.agents)
+    try:
+        for spec in specs:
+            agents.make(spec, seed=0)
+    except (ValueError, FileNotFoundError, OSError) as e:
+        ap.error(f"--agents: {e}")
+    names = _unique_names(specs)
+    pairs = list(combinations(range(len(specs)), 2))
+    per_pair = (args.hands + args.hands % 2 if args.duplicate else args.hands) \
+        + (args.games + args.games % 2 if args.duplicate else args.games)
+
+    from tqdm import tqdm
+    bar = tqdm(total=per_pair * len(pairs), unit="ep", file=sys.stderr, disable=not args.progress,
+               desc="evaluate")
+    hand_results: list[tuple[int, int, MatchResult]] = []
+    game_results: list[tuple[int, int, GameMatchResult]] = []
+    for p, (i, j) in enumerate(pairs):
+        a = agents.make(specs[i], seed=_agent_seed(args.seed, p, 0))
+        b = agents.make(specs[j], seed=_agent_seed(args.seed, p, 1))
+        a.name, b.name = names[i], names[j]
+        bar.set_postfix_str(f"{names[i]} vs {names[j]}")
+        if args.hands:
+            r = play_match(a, b, args.hands, seed=args.seed, rules=rules, duplicate=args.duplicate,
+                           batch=args.batch, progress=bar.update)
+            hand_results.append((i, j, r))
+        if args.games:
+            g = play_games(a, b, args.games, seed=args.seed, rules=rules, duplicate=args.duplicate,
+                           batch=args.batch, progress=bar.update)
+            game_results.append((i, j, g))
+    bar.close()
+
+    changed = {k: v for k, v in rules.to_dict().items() if v != getattr(Rules(), k)}
+    report = {
+        "agents": names, "specs": specs, "seed": args.seed, "duplicate": args.duplicate,
+        "hands_per_pair": args.hands, "games_per_pair": args.games, "batch": args.batch,
+        "rules": rules.to_dict(),
+        "matches": [r.to_dict() for _, _, r in hand_results],
+        "games": [g.to_dict() for _, _, g in game_results],
+    }
+    print(f"okgin evaluation: seed {args.seed}, {'duplicate deals' if args.duplicate else 'single deals'}, "
+          f"rules: {', '.join(f'{k}={v}' for k, v in changed.items()) or 'default (Oklahoma Gin)'}")
+    if hand_results:
+        print()
+        print(format_matches([r for _, _, r in hand_results]))
+    if game_results:
+        print()
+        print(format_games([g for _, _, g in game_results]))
+    if len(specs) > 2 and hand_results:
+        table = rating_table(names, hand_results)
+        report["ratings"] = table
+        print()
+        print("ratings (Bradley-Terry on hands, Elo scale, random = 0):" if "random" in names
+              else f"ratings (Bradley-Terry on hands, Elo scale, {names[-1]} = 0):")
+        print(format_ratings(table))
+    if args.json:
+        try:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=2)
+        except OSError as e:
+            print(f"evaluate.py: error: cannot write --json {args.json}: {e}", file=sys.stderr)
+            sys.exit(2)
+    return report
+
+
+def _unique_names(specs: Sequence[str]) -> list[str]:
+    """Display names: the spec (ppo:PATH shortened to ppo:FILE), '#2', '#3' added to repeats."""
+    base = [s if not s.startswith("ppo:") else "ppo:" + s[4:].replace("\\", "/").rsplit("/", 1)[-1] for s in specs]
+    out, seen = [], {}
+    for b in base:
+        seen[b] = seen.get(b, 0) + 1
+        out.append(b if seen[b] == 1 else f"{b}#{seen[b]}")
+    return out
+
+
+def cli() -> None:
+    """The ``okgin-evaluate`` command (and ``python evaluate.py``)."""
+    main()
+
+
+if __name__ == "__main__":
+    cli()

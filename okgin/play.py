@@ -1,0 +1,791 @@
+#!/usr/bin/env python3
+"""Play Oklahoma Gin in the terminal against a bot, watch two bots, or replay a logged game.
+
+    python play.py --opponent expert                  # a game to 100 against the expert bot
+    python play.py --opponent simple --hand-only      # a single hand
+    python play.py --opponent ppo:runs/quick/best.pt --rules knock_limit=10 target_score=50
+    python play.py --watch ppo:runs/quick/best.pt expert --delay 0.5
+    python play.py --opponent expert --seed 7 --log game.json
+    python play.py --replay game.json                 # Enter steps one move (q quits)
+    python play.py --replay game.json --delay 0 < /dev/null   # the whole game at once
+
+Commands while playing (case-insensitive):
+    s            draw the top card of the stock
+    t            take the top card of the discard pile (the upcard during the offer)
+    p            pass on the first upcard
+    7h, Th, 10h  discard that card
+    k 7h         knock, discarding the 7h face down
+    ?            help            q   quit
+
+You are player 0 ("You"); the opponent is player 1. The game runs on
+``okgin_env.VectorGame(1, rules, episode="game")`` (``"hand"`` with ``--hand-only``); the
+opponent acts through ``agents.make(spec).act(observation, mask)``. The screen comes from
+``okgin_env.render``. Exit codes: 0 normal end (also quitting and end of input), 2 bad
+arguments / agent spec / rules / replay file, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from okgin_env.cards import NUM_CARDS, card_text, cards_of, parse_card
+from okgin_env.core import Phase, StepOutput, VectorGame
+from okgin_env.melds import deadwood_after_discard
+from okgin_env.render import (LastAction, card_str, cards_str, hand_result_info, knock_limit_words, meld_groups,
+                              record_action, render_hand_result, render_player_view)
+from okgin_env.rules import Rules
+
+HUMAN = 0  #: the human's player id; the opponent is 1 - HUMAN
+LOG_FORMAT = "okgin-play-log"
+LOG_VERSION = 1
+DEFAULT_DELAY = 0.4  #: seconds between moves in --watch / --replay (non-interactive)
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+_ASCII_SUITS = str.maketrans({"♠": "s", "♥": "h", "♦": "d", "♣": "c"})
+_UNICODE_SUITS = str.maketrans({"♠": "s", "♥": "h", "♦": "d", "♣": "c", "S": "s", "H": "h", "D": "d", "C": "c"})
+
+HELP = """\
+Commands (case-insensitive; one per line):
+  s          draw the top card of the stock
+  t          take the top card of the discard pile (the upcard during the first offer)
+  p          pass on the first upcard (only during the offer)
+  7h         discard the 7 of hearts  (ranks A 2-9 T/10 J Q K, suits s h d c; also 7♥, 10h)
+  k 7h       knock, discarding the 7 of hearts face down (the other ten cards must have
+             deadwood no more than the knock limit; deadwood 0 is gin)
+  ?          this help
+  q          quit the game
+A card taken from the discard pile may not be discarded in the same turn (unless the rule
+discard_taken_card=true). The hand ends with a knock, or void when only two stock cards remain."""
+
+
+class UsageError(Exception):
+    """A bad command line, agent spec, rule option or replay file: one line, exit code 2."""
+
+
+class StopGame(Exception):
+    """The user quit or the input ended."""
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def opponent_seed(seed: int, which: int = 0) -> int:
+    """Seed of the agent in seat ``which`` (0 = the opponent / --watch A, 1 = --watch B)."""
+    return int(seed) + 1 + int(which)
+
+
+def new_game(rules: Rules, hand_only: bool, seed: int) -> tuple[VectorGame, StepOutput]:
+    """The one game every mode plays: deals and first dealer come from ``seed`` alone."""
+    game = VectorGame(1, rules, episode="hand" if hand_only else "game", seed=seed)
+    return game, game.reset(seed=seed)
+
+
+def parse_rules(items: Sequence[str]) -> Rules:
+    try:
+        return Rules.from_strings(list(items))
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"bad --rules: {e}") from None
+
+
+def make_agent(spec: str, seed: int):
+    """``agents.make`` with any failure turned into a one-line usage error."""
+    import okgin_agents as agents
+    try:
+        return agents.make(spec, seed=seed)
+    except Exception as e:  # noqa: BLE001 - unknown spec, missing/corrupt checkpoint, ...
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f"bad agent spec {spec!r}: {msg}") from None
+
+
+def agent_name(spec: str) -> str:
+    """Short display name: 'expert', 'ppo:best.pt'."""
+    s = spec.strip()
+    if s.lower().startswith("ppo:"):
+        return "ppo:" + os.path.basename(s[4:].strip().rstrip("/\\"))
+    return s.lower()
+
+
+def command_for(action: int) -> str:
+    """The shortest command that plays ``action`` (for scripts and tests)."""
+    a = int(action)
+    if a == DRAW_STOCK:
+        return "s"
+    if a == TAKE_DISCARD:
+        return "t"
+    if a == PASS:
+        return "p"
+    if a >= KNOCK:
+        return f"k {card_text(a - KNOCK)}"
+    return card_text(a)
+
+
+def use_color(no_color: bool) -> bool:
+    return (not no_color and sys.stdout.isatty() and os.environ.get("TERM", "") != "dumb"
+            and "NO_COLOR" not in os.environ)
+
+
+def _stdout_unicode() -> bool:
+    try:
+        "♠♥♦♣".encode(sys.stdout.encoding or "ascii")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+class Screen:
+    """Output with colour on or off; suits fall back to letters where stdout cannot encode them."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+        self.unicode = _stdout_unicode()
+
+    def fix(self, text: str) -> str:
+        return text if self.unicode else text.translate(_ASCII_SUITS)
+
+    def print(self, text: str = "") -> None:
+        print(self.fix(text), flush=True)
+
+    def read(self, prompt: str) -> str:
+        """One line of input; EOF raises StopGame. Piped input is echoed so transcripts read well."""
+        try:
+            line = input(self.fix(prompt))
+        except EOFError:
+            print(flush=True)
+            raise StopGame("end of input") from None
+        if not sys.stdin.isatty():
+            print(line, flush=True)
+        return line
+
+    def bold(self, text: str) -> str:
+        return f"\x1b[1m{text}\x1b[0m" if self.color else text
+
+
+# ------------------------------------------------------------------------- the table
+
+@dataclass
+class Table:
+    """One game on ``VectorGame(1)`` plus what the screens and the log need to remember."""
+
+    rules: Rules
+    hand_only: bool
+    seed: int
+    names: tuple[str, str]
+    specs: tuple[str, str]
+    game: VectorGame = field(init=False)
+    out: StepOutput = field(init=False)
+    hand_no: int = 1
+    last: list = field(default_factory=lambda: [None, None])  # LastAction per player
+    drawn: list = field(default_factory=lambda: [-1, -1])  # card each player last drew from the stock
+    log_hands: list = field(default_factory=list)
+    moves: int = 0
+    last_move: tuple = (None, None, -1)  # (player, LastAction, card drawn from the stock or -1) of the latest step
+    ended_hand_no: int = 0  # number of the hand the latest hand_over ended
+
+    def __post_init__(self) -> None:
+        self.game, self.out = new_game(self.rules, self.hand_only, self.seed)
+        self._start_hand_log()
+
+    # state shortcuts
+    @property
+    def state(self):
+        return self.game.state
+
+    @property
+    def mask(self) -> np.ndarray:
+        return self.out.legal_action_mask[0]
+
+    @property
+    def current(self) -> int:
+        return int(self.out.current_player[0])
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.out.terminated[0] or self.out.truncated[0])
+
+    @property
+    def episode(self) -> str:
+        return "hand" if self.hand_only else "game"
+
+    def _start_hand_log(self) -> None:
+        s = self.state
+        self.log_hands.append({"hand": self.hand_no, "dealer": int(s.dealer[0]),
+                               "deck": " ".join(card_text(int(c)) for c in s.deck[0]),
+                               "knock_limit": int(s.knock_limit[0]), "actions": [], "result": None})
+
+    def step(self, action: int) -> dict | None:
+        """Apply a legal action; returns the hand-result info dict when a hand ended."""
+        p = self.current
+        a = int(action)
+        la = record_action(self.state, 0, a)
+        before = self.state.hands[0, p].copy()
+        knock_limit = int(self.state.knock_limit[0])
+        self.out = self.game.step(np.array([a], dtype=np.int64))
+        self.moves += 1
+        self.log_hands[-1]["actions"].append([p, a])
+        self.last[p] = la
+        if a == DRAW_STOCK:
+            new = np.flatnonzero(self.game.state.hands[0, p] & ~before)
+            self.drawn[p] = int(new[0]) if len(new) else -1
+        self.last_move = (p, la, self.drawn[p] if a == DRAW_STOCK else -1)
+        if not self.out.hand_over[0]:
+            return None
+        self.ended_hand_no = self.hand_no
+        info = hand_result_info(self.out.result, 0, knock_limit=knock_limit)
+        self.log_hands[-1]["result"] = info
+        if not self.finished:  # a new hand was dealt in the same step
+            self.hand_no += 1
+            self.last = [None, None]
+            self.drawn = [-1, -1]
+            self._start_hand_log()
+        return info
+
+    def log_dict(self, mode: str) -> dict[str, Any]:
+        res = next((h["result"] for h in reversed(self.log_hands) if h["result"]), None)
+        if res is None:
+            winner = None
+        else:
+            winner = res["winner"] if self.hand_only else res["game_winner"]
+        return {
+            "format": LOG_FORMAT, "version": LOG_VERSION, "mode": mode, "seed": self.seed,
+            "episode": self.episode, "rules": self.rules.to_dict(), "players": list(self.names),
+            "specs": list(self.specs), "agent_seeds": [opponent_seed(self.seed, 0), opponent_seed(self.seed, 1)],
+            "finished": self.finished, "moves": self.moves,
+            "final_scores": None if res is None or not self.finished else res["scores"],
+            "winner": winner if self.finished else None,
+            "hands": self.log_hands,
+        }
+
+
+# ------------------------------------------------------------------------ words
+
+def move_words(la: LastAction, drawn: int, color: bool, reveal: bool) -> str:
+    """'drew from stock' ('drew 5♣ from stock' when revealed), 'took 7♥', 'discarded K♠', 'knocked'."""
+    if la.action == DRAW_STOCK and reveal and drawn >= 0:
+        return f"drew {card_str(drawn, color)} from stock"
+    return la.words(color, own=reveal)
+
+
+def allowed_moves(mask: np.ndarray, state, color: bool) -> str:
+    """What is allowed now, as commands."""
+    parts = []
+    top = _pile_top(state)
+    if mask[DRAW_STOCK]:
+        parts.append("s (draw from the stock)")
+    if mask[TAKE_DISCARD]:
+        parts.append(f"t (take the {card_str(top, color)})" if top >= 0 else "t (take the top discard)")
+    if mask[PASS]:
+        parts.append(f"p (pass on the {card_str(top, color)})")
+    discards = [c for c in range(NUM_CARDS) if mask[c]]
+    if discards:
+        parts.append(f"discard one of {cards_str(discards, color)} (e.g. {card_text(discards[-1])})")
+        knocks = [c for c in range(NUM_CARDS) if mask[KNOCK + c]]
+        if knocks:
+            parts.append("knock: " + ", ".join(f"k {card_text(c)}" for c in knocks))
+    parts.append("? (help), q (quit)")
+    return "Allowed now: " + "; ".join(parts)
+
+
+def _pile_top(state) -> int:
+    n = int(state.pile_size[0])
+    return int(state.pile[0, n - 1]) if n else -1
+
+
+def illegal_reason(action: int, state, rules: Rules, color: bool) -> str:
+    """One line saying why ``action`` is not allowed now."""
+    phase = Phase(int(state.phase[0]))
+    offer = phase in (Phase.OFFER_NONDEALER, Phase.OFFER_DEALER)
+    top = _pile_top(state)
+    if action == PASS:
+        return "You can pass only on the first upcard offer, at the start of a hand."
+    if action == DRAW_STOCK:
+        if offer:
+            return (f"During the first upcard offer you take the {card_str(top, color)} (t) or pass (p); "
+                    "the stock comes later.")
+        return "You already have 11 cards this turn: discard one (or knock)."
+    if action == TAKE_DISCARD:
+        if phase == Phase.FORCED_DRAW:
+            return "Both players passed on the upcard: you must draw from the stock (s)."
+        return "You already took a card this turn: discard one (or knock)."
+    knock = action >= KNOCK
+    c = action - KNOCK if knock else action
+    if phase != Phase.DISCARD:
+        verb = "knock" if knock else "discard"
+        if offer:
+            how = "take the upcard (t) or pass (p)"
+        elif phase == Phase.FORCED_DRAW:
+            how = "draw from the stock (s)"
+        else:
+            how = "draw from the stock (s) or take the top discard (t)"
+        return f"You can't {verb} yet: first {how}."
+    if not state.hands[0, int(state.current_player[0]), c]:
+        return f"You don't hold the {card_str(c, color)}."
+    if c == int(state.taken_card[0]) and not rules.discard_taken_card:
+        return (f"You took the {card_str(c, color)} from the discard pile this turn, so you can't "
+                f"{'knock with' if knock else 'discard'} it until a later turn.")
+    if knock:
+        hand = state.hands[0, int(state.current_player[0])][None]
+        dw = int(deadwood_after_discard(hand)[0, c])
+        limit = int(state.knock_limit[0])
+        if limit == 0:
+            return (f"You can't knock: the knock limit is 0 (only gin ends this hand), and discarding the "
+                    f"{card_str(c, color)} leaves {dw} deadwood.")
+        return (f"You can't knock discarding the {card_str(c, color)}: that leaves {dw} deadwood, more than "
+                f"the knock limit {limit}.")
+    return f"{action_text(action)} is not allowed now."
+
+
+def parse_command(text: str) -> tuple[str, Any]:
+    """('action', id) | ('help', None) | ('quit', None) | ('empty', None) | ('error', message)."""
+    t = " ".join(text.strip().split())
+    low = t.lower()
+    if not low:
+        return "empty", None
+    if low in ("?", "h", "help"):
+        return "help", None
+    if low in ("q", "quit", "exit"):
+        return "quit", None
+    if low in ("s", "stock", "draw", "d"):
+        return "action", DRAW_STOCK
+    if low in ("t", "take"):
+        return "action", TAKE_DISCARD
+    if low in ("p", "pass"):
+        return "action", PASS
+    if low in ("k", "knock"):
+        return "error", "To knock, name the card to discard face down, e.g. 'k 7h'."
+    words = low.split(" ")
+    if words[0] in ("k", "knock") and len(words) == 2:
+        card = _card(words[1])
+        return ("action", KNOCK + card) if card is not None else ("error", _bad_card(words[1]))
+    if words[0] in ("d", "discard") and len(words) == 2:
+        card = _card(words[1])
+        return ("action", card) if card is not None else ("error", _bad_card(words[1]))
+    if len(words) == 1:
+        card = _card(low)
+        if card is not None:
+            return "action", card
+        if low.startswith("k") and _card(low[1:]) is not None:  # 'k7h'
+            return "action", KNOCK + _card(low[1:])
+        if len(low) in (2, 3) and (low[0] in "a123456789tjqk" or low[-1] in "shdc"):
+            return "error", _bad_card(t)
+    return "error", f"I don't understand {t!r}."
+
+
+def _card(text: str) -> int | None:
+    """Case-insensitive card text ('7h', 'TH', 'th', '10h', '7♥') -> index, None if it is not a card."""
+    t = text.strip().translate(_UNICODE_SUITS)
+    if not t:
+        return None
+    try:
+        return parse_card(t[0].upper() + t[1:])
+    except ValueError:
+        return None
+
+
+def _bad_card(text: str) -> str:
+    return f"{text!r} is not a card: write a rank (A 2-9 T or 10 J Q K) and a suit (s h d c), e.g. 7h, Th, 10h."
+
+
+def prompt_for(mask: np.ndarray, state, color: bool) -> str:
+    top = _pile_top(state)
+    top_s = card_str(top, color) if top >= 0 else "top discard"
+    if mask[PASS]:
+        return f"Take the {top_s} (t) or pass (p)? [? help] > "
+    if mask[DRAW_STOCK] and not mask[TAKE_DISCARD]:
+        return "Both passed on the upcard: draw from the stock (s). [? help] > "
+    if mask[DRAW_STOCK]:
+        return f"Draw from the stock (s) or take the {top_s} (t)? [? help] > "
+    knocks = [c for c in range(NUM_CARDS) if mask[KNOCK + c]]
+    knock = f", or knock ({', '.join('k ' + card_text(c) for c in knocks[:4])}{', ...' if len(knocks) > 4 else ''})" \
+        if knocks else ""
+    legal = [c for c in range(NUM_CARDS) if mask[c]]
+    example = card_text(legal[-1]) if legal else "9c"
+    return f"Discard a card (e.g. {example}){knock}? [? help] > "
+
+
+# ------------------------------------------------------------------------ screens
+
+def hand_banner(t: Table, scr: Screen) -> str:
+    s = t.state
+    dealer = int(s.dealer[0])
+    totals = ""
+    if not t.hand_only:
+        sc = s.scores[0]
+        totals = f"   Scores: {t.names[0]} {int(sc[0])}, {t.names[1]} {int(sc[1])} (game to {t.rules.target_score})"
+    kl = knock_limit_words(s, t.rules, 0, scr.color)
+    deals = "deal" if t.names[dealer] == "You" else "deals"
+    return scr.bold(f"===== Hand {t.hand_no}: {t.names[dealer]} {deals}, knock limit {kl} =====") \
+        + ("\n" + totals if totals else "")
+
+
+def result_screen(t: Table, info: dict, scr: Screen) -> str:
+    text = render_hand_result(info, names=t.names, color=scr.color)
+    extra = _game_bonus_line(t, info)
+    bar = scr.bold(f"===== Hand {t.ended_hand_no} over =====")
+    return f"{bar}\n{text}" + (f"\n  {extra}" if extra else "")
+
+
+def _game_bonus_line(t: Table, info: dict) -> str:
+    if t.hand_only or not (info["game_over"] and t.rules.game_bonuses):
+        return ""
+    won = [int(x) for x in t.state.hands_won[0]]
+    w = info["game_winner"]
+    parts = [f"{t.names[p]} +25 x {won[p]} hands won" for p in (0, 1)]
+    parts[w] += " +100 for the game"
+    tail = ", then doubled (shutout)" if won[1 - w] == 0 else ""
+    return f"Game bonuses (included in the totals): {'; '.join(parts)}{tail}."
+
+
+def watch_screen(t: Table, mover: int | None, scr: Screen) -> str:
+    """Compact omniscient view (both hands) for --watch and --replay."""
+    s = t.state
+    c = scr.color
+    n_pile = int(s.pile_size[0])
+    top = card_str(_pile_top(s), c) if n_pile else "(empty)"
+    stock = NUM_CARDS - int(s.stock_next[0])
+    lines = [f"Hand {t.hand_no}, turn {int(s.turns[0]) + 1}: knock limit {knock_limit_words(s, t.rules, 0, c)}, "
+             f"stock {stock}, discard pile {top} ({n_pile})"]
+    width = max(len(n) for n in t.names) + len(" (dealer)")
+    for p in (0, 1):
+        hand = cards_of(s.hands[0, p])
+        melds, dead = meld_groups(hand)
+        mtxt = " ".join(f"[{cards_str(m, c)}]" for m in melds)
+        label = f"{t.names[p]}{' (dealer)' if int(s.dealer[0]) == p else ''}".ljust(width)
+        score = "" if t.hand_only else f"   score {int(s.scores[0, p])}"
+        lines.append(f"  {label} {mtxt}{' ' if mtxt else ''}deadwood {cards_str(dead, c) or '-'} = "
+                     f"{sum(min(x % 13 + 1, 10) for x in dead)}{score}")
+    if mover is not None and t.last[mover] is not None:
+        lines.append(f"  -> {t.names[mover]} {move_words(t.last[mover], t.drawn[mover], c, reveal=True)}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------ the modes
+
+def play_human(args, rules: Rules, seed: int, scr: Screen) -> int:
+    spec = args.opponent
+    opp = make_agent(spec, opponent_seed(seed, 0))
+    names = ("You", agent_name(spec))
+    t = Table(rules, args.hand_only, seed, names, ("human", spec))
+    interactive = sys.stdin.isatty()
+    what = "one hand" if args.hand_only else f"a game to {rules.target_score}"
+    scr.print(f"Oklahoma Gin: you against {names[1]}, {what} (seed {seed}). Type ? for help, q to quit.")
+    scr.print(hand_banner(t, scr))
+    opp_moves: list[str] = []
+    try:
+        while not t.finished:
+            p = t.current
+            if p != HUMAN:
+                a = int(opp.act(t.out.observation, t.out.legal_action_mask)[0])
+                info = t.step(a)
+                opp_moves.append(t.last_move[1].words(scr.color))
+                if info is not None:
+                    _end_of_hand(t, info, opp_moves, scr, interactive)
+                    opp_moves = []
+                continue
+            scr.print()
+            scr.print(render_player_view(t.state, HUMAN, rules, episode=t.episode, last_actions=t.last,
+                                         names=names, color=scr.color))
+            if opp_moves:
+                scr.print(f"  {names[1]} just: {', '.join(opp_moves)}")
+            mine = t.last[HUMAN]
+            if mine is not None and mine.action == DRAW_STOCK and int(t.state.phase[0]) == Phase.DISCARD:
+                scr.print(f"  You drew the {card_str(t.drawn[HUMAN], scr.color)} from the stock.")
+            opp_moves = []
+            a = _ask_human(t, scr)
+            info = t.step(a)
+            if info is not None:
+                _end_of_hand(t, info, [], scr, interactive)
+    except StopGame as e:
+        sc = t.state.scores[0]
+        totals = "" if t.hand_only else f" Scores: You {int(sc[0])}, {names[1]} {int(sc[1])}."
+        scr.print(f"Game stopped ({e}) after {t.moves} moves.{totals}")
+    finally:
+        _write_log(args, t, "play", scr)
+    return EXIT_OK
+
+
+def _ask_human(t: Table, scr: Screen) -> int:
+    while True:
+        mask = t.mask
+        line = scr.read(prompt_for(mask, t.state, scr.color))
+        kind, value = parse_command(line)
+        if kind == "quit":
+            raise StopGame("you quit")
+        if kind == "help":
+            scr.print(HELP)
+            scr.print(allowed_moves(mask, t.state, scr.color))
+            continue
+        if kind == "empty":
+            scr.print(allowed_moves(mask, t.state, scr.color))
+            continue
+        if kind == "error":
+            scr.print(value)
+            scr.print(allowed_moves(mask, t.state, scr.color))
+            continue
+        if not mask[value]:
+            scr.print(illegal_reason(value, t.state, t.rules, scr.color))
+            scr.print(allowed_moves(mask, t.state, scr.color))
+            continue
+        return int(value)
+
+
+def _end_of_hand(t: Table, info: dict, opp_moves: list[str], scr: Screen, interactive: bool) -> None:
+    scr.print()
+    if opp_moves:
+        scr.print(f"{t.names[1 - HUMAN]} just: {', '.join(opp_moves)}")
+    scr.print(result_screen(t, info, scr))
+    if t.finished:
+        return
+    if interactive:
+        line = scr.read("Press Enter to deal the next hand (q to quit) > ")
+        if parse_command(line)[0] == "quit":
+            raise StopGame("you quit")
+    scr.print()
+    scr.print(hand_banner(t, scr))
+
+
+def watch(args, rules: Rules, seed: int, scr: Screen) -> int:
+    spec_a, spec_b = args.watch
+    bots = (make_agent(spec_a, opponent_seed(seed, 0)), make_agent(spec_b, opponent_seed(seed, 1)))
+    na, nb = agent_name(spec_a), agent_name(spec_b)
+    names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
+    t = Table(rules, args.hand_only, seed, names, (spec_a, spec_b))
+    delay = DEFAULT_DELAY if args.delay is None else args.delay
+    what = "one hand" if args.hand_only else f"a game to {rules.target_score}"
+    scr.print(f"Watching {names[0]} against {names[1]}, {what} (seed {seed}).")
+    scr.print(hand_banner(t, scr))
+    try:
+        while not t.finished:
+            p = t.current
+            a = int(bots[p].act(t.out.observation, t.out.legal_action_mask)[0])
+            _show_move(t, p, a, scr, delay)
+    except StopGame:
+        pass
+    finally:
+        _write_log(args, t, "watch", scr)
+    return EXIT_OK
+
+
+def _show_move(t: Table, p: int, a: int, scr: Screen, delay: float) -> None:
+    info = t.step(a)
+    if info is None:
+        scr.print(watch_screen(t, p, scr))
+    else:
+        _, la, drawn = t.last_move
+        scr.print(f"  -> {t.names[p]} {move_words(la, drawn, scr.color, reveal=True)}")
+        scr.print(result_screen(t, info, scr))
+        if not t.finished:
+            scr.print(hand_banner(t, scr))
+    if delay > 0:
+        time.sleep(delay)
+
+
+def _write_log(args, t: Table, mode: str, scr: Screen) -> None:
+    path = getattr(args, "log", None)
+    if not path:
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(t.log_dict(mode), f, indent=1)
+            f.write("\n")
+        scr.print(f"Game log written to {path}.")
+    except OSError as e:
+        print(f"play.py: error: cannot write log {path}: {e.strerror or e}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------ replay
+
+def load_log(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"replay file {path!r} does not exist") from None
+    except OSError as e:
+        raise UsageError(f"cannot read replay file {path!r}: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"replay file {path!r} is not valid JSON ({e})") from None
+    bad = lambda why: UsageError(f"replay file {path!r} is not a valid okgin game log: {why}")  # noqa: E731
+    if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
+        raise bad(f"'format' must be {LOG_FORMAT!r}")
+    if data.get("version") != LOG_VERSION:
+        raise bad(f"unsupported version {data.get('version')!r} (this play.py reads version {LOG_VERSION})")
+    if not isinstance(data.get("seed"), int) or isinstance(data.get("seed"), bool):
+        raise bad("'seed' must be an integer")
+    if data.get("episode") not in ("hand", "game"):
+        raise bad("'episode' must be 'hand' or 'game'")
+    if not isinstance(data.get("rules"), dict):
+        raise bad("'rules' must be an object")
+    try:
+        data["_rules"] = Rules.from_dict(data["rules"])
+    except (ValueError, TypeError) as e:
+        raise bad(f"rules: {e}") from None
+    players = data.get("players")
+    if not (isinstance(players, list) and len(players) == 2 and all(isinstance(x, str) for x in players)):
+        raise bad("'players' must be a list of two names")
+    hands = data.get("hands")
+    if not isinstance(hands, list) or not hands:
+        raise bad("'hands' must be a non-empty list")
+    for k, h in enumerate(hands):
+        if not isinstance(h, dict) or not isinstance(h.get("actions"), list) or not isinstance(h.get("deck"), str) \
+                or h.get("dealer") not in (0, 1):
+            raise bad(f"hand {k + 1} needs 'dealer' (0/1), 'deck' (card texts) and 'actions'")
+        for a in h["actions"]:
+            if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, int) for x in a)
+                    and a[0] in (0, 1) and 0 <= a[1] < NUM_ACTIONS):
+                raise bad(f"hand {k + 1}: bad action entry {a!r} (expected [player, action 0-{NUM_ACTIONS - 1}])")
+    return data
+
+
+def replay(args, scr: Screen) -> int:
+    path = args.replay
+    data = load_log(path)
+    rules: Rules = data["_rules"]
+    names = tuple(data["players"])
+    t = Table(rules, data["episode"] == "hand", data["seed"], names, tuple(data.get("specs") or names))
+    step_by_enter = sys.stdin.isatty() and args.delay is None
+    delay = DEFAULT_DELAY if args.delay is None else args.delay
+    n_moves = sum(len(h["actions"]) for h in data["hands"])
+    scr.print(f"Replaying {path}: {names[0]} against {names[1]}, {len(data['hands'])} hand(s), {n_moves} moves "
+              f"(seed {data['seed']}).")
+    if step_by_enter:
+        scr.print("Press Enter for the next move, q to stop.")
+    diverged = lambda where, why: UsageError(  # noqa: E731
+        f"replay of {path!r} diverged from the log at {where}: {why}")
+    stopped = False
+    try:
+        for k, h in enumerate(data["hands"]):
+            if t.finished:
+                raise diverged(f"hand {k + 1}", "the game already ended")
+            s = t.state
+            deck = " ".join(card_text(int(c)) for c in s.deck[0])
+            if deck != " ".join(h["deck"].split()) or int(s.dealer[0]) != h["dealer"]:
+                raise diverged(f"hand {k + 1}", "the deal differs from the logged deck/dealer "
+                               "(log written with a different dealing of the seed?)")
+            if k == 0:
+                scr.print(hand_banner(t, scr))
+            ended = False
+            for m, (p, a) in enumerate(h["actions"]):
+                if p != t.current or not t.mask[a]:
+                    raise diverged(f"hand {k + 1}, move {m + 1}",
+                                   f"{names[p]} {action_text(a)} is not a legal move here")
+                if step_by_enter:
+                    line = scr.read("")
+                    if parse_command(line)[0] == "quit":
+                        raise StopGame("you quit")
+                hand_before = t.hand_no
+                _show_move(t, p, a, scr, 0.0 if step_by_enter else delay)
+                ended = bool(t.out.hand_over[0])
+                if ended:
+                    got = t.log_hands[hand_before - 1]["result"]
+                    want = h.get("result")
+                    if want is not None and _result_key(got) != _result_key(want):
+                        raise diverged(f"hand {k + 1}",
+                                       f"result {_result_key(got)} but the log says {_result_key(want)}")
+                    if m != len(h["actions"]) - 1:
+                        raise diverged(f"hand {k + 1}, move {m + 1}", "the hand ended before the logged moves did")
+            if not ended and (h.get("result") is not None or k < len(data["hands"]) - 1):
+                raise diverged(f"hand {k + 1}", "the logged moves end but the hand did not")
+    except StopGame:
+        stopped = True
+    if stopped:
+        scr.print(f"Replay stopped after {t.moves} of {n_moves} moves.")
+    elif not data.get("finished", False):
+        scr.print(f"Replay finished: all {n_moves} logged moves replayed identically "
+                  "(the logged game was stopped before its end).")
+    else:
+        final = next((x["result"] for x in reversed(t.log_hands) if x["result"]), None)
+        same = t.finished and final is not None and final["scores"] == data.get("final_scores")
+        if not same:
+            raise diverged("the end", f"final scores {None if final is None else final['scores']} "
+                           f"but the log says {data.get('final_scores')}")
+        scr.print(f"Replay finished: same {n_moves} moves and same result as logged "
+                  f"({names[0]} {final['scores'][0]}, {names[1]} {final['scores'][1]}).")
+    return EXIT_OK
+
+
+def _result_key(info: dict) -> tuple:
+    return (info.get("knocker"), info.get("winner"), info.get("void"), tuple(info.get("points") or ()),
+            tuple(info.get("scores") or ()))
+
+
+# ------------------------------------------------------------------------ main
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit code 2
+        self.exit(EXIT_USAGE, f"play.py: error: {message} (see python play.py --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="play.py", description="Play Oklahoma Gin in the terminal against a bot, watch two bots, "
+                "or replay a logged game.", epilog="Commands while playing: s draw, t take, p pass, 7h discard, "
+                "k 7h knock, ? help, q quit.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--opponent", default="expert", metavar="SPEC",
+                      help="agent to play against: random, greedy, simple, expert, search[:K[:PATH]] or ppo:PATH (default expert)")
+    mode.add_argument("--watch", nargs=2, metavar=("A", "B"), help="watch agent A (player 0) play agent B")
+    mode.add_argument("--replay", metavar="LOG.json", help="step through a game written with --log")
+    p.add_argument("--rules", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help=f"rule options ({', '.join(Rules.option_names())})")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals and the bots (default: random, printed)")
+    p.add_argument("--hand-only", action="store_true", help="play a single hand instead of a game")
+    p.add_argument("--delay", type=float, default=None,
+                   help=f"seconds between moves in --watch/--replay (default {DEFAULT_DELAY}; with --replay on a "
+                        "terminal the default is to wait for Enter)")
+    p.add_argument("--log", metavar="FILE.json", help="write the deals and every action to this file")
+    p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    scr = Screen(use_color(args.no_color))
+    try:
+        if args.delay is not None and not (args.delay >= 0):
+            raise UsageError("--delay must be a number of seconds >= 0")
+        if args.replay:
+            if args.rules or args.seed is not None or args.hand_only or args.log:
+                raise UsageError("--replay takes the rules, seed and mode from the log; drop "
+                                 "--rules/--seed/--hand-only/--log")
+            return replay(args, scr)
+        if args.seed is not None and args.seed < 0:
+            raise UsageError(f"--seed must be an integer >= 0, got {args.seed}")
+        rules = parse_rules(args.rules)
+        seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2 ** 31))
+        if args.log:
+            try:
+                open(args.log, "a", encoding="utf-8").close()
+            except OSError as e:
+                raise UsageError(f"cannot write log {args.log!r}: {e.strerror or e}") from None
+        if args.watch:
+            return watch(args, rules, seed, scr)
+        return play_human(args, rules, seed, scr)
+    except UsageError as e:
+        sys.stdout.flush()
+        print(f"play.py: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\nInterrupted.", flush=True)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+
+
+def cli() -> None:
+    """The ``okgin-play`` command (and ``python play.py``)."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    cli()
