@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 
 import okgin_agents as agents  # noqa: E402
 from okgin_agents.base import Agent
+from okgin_env.agent_specs import AgentOutputError, agent_name, checked_actions
 from okgin_env.cards import NUM_CARDS
 from okgin_env.core import VectorGame
 from okgin_env.rules import Rules
@@ -153,14 +154,18 @@ def seat_plan(num: int, seed: int, duplicate: bool) -> tuple[np.ndarray, np.ndar
     return decks, dealers, (np.arange(num) % 2).astype(np.int8), np.arange(num)
 
 
-def _act(agent_a: Agent, agent_b: Agent, out, a_player: np.ndarray, live: np.ndarray) -> np.ndarray:
-    """One action per game: each agent acts only on the rows where it is to move."""
+def _act(agent_a: Agent, agent_b: Agent, out, a_player: np.ndarray, live: np.ndarray, first: int = 0) -> np.ndarray:
+    """One action per game: each agent acts only on the rows where it is to move. Every agent's
+    output goes through ``checked_actions`` (shape, dtype, legality; errors name the agent and the
+    game, counted from ``first``), so the caller may step with ``checked=True``."""
     cur = out.current_player
     actions = np.zeros(len(cur), np.int64)
     is_a = cur == a_player
     for agent, rows in ((agent_a, np.flatnonzero(live & is_a)), (agent_b, np.flatnonzero(live & ~is_a))):
         if len(rows):
-            actions[rows] = agent.act(out.observation[rows], out.legal_action_mask[rows])
+            masks = out.legal_action_mask[rows]
+            actions[rows] = checked_actions(agent.act(out.observation[rows], masks), masks, agent_name(agent),
+                                            games=rows + first)
     return actions
 
 
@@ -179,7 +184,7 @@ def _play_rows(agent_a: Agent, agent_b: Agent, decks: np.ndarray, dealers: np.nd
         hands_played = np.zeros(n, np.int64)
         playing = out.current_player >= 0
         while (playing & (hands_played < MAX_HANDS_PER_GAME)).any():
-            out = game.step(_act(agent_a, agent_b, out, ap, playing))
+            out = game.step(_act(agent_a, agent_b, out, ap, playing, start), checked=True)
             ended = np.flatnonzero(out.hand_over & (hands_played < MAX_HANDS_PER_GAME))
             if len(ended):
                 hands_played[ended] += 1
@@ -324,14 +329,21 @@ def _fmt_ci(ci: tuple[float, float], fmt: str) -> str:
     return f"[{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
 
 
+def _name_width(names: Sequence[str]) -> int:
+    """Width of a name column: the longest name (at least the 10 of the short bundled names)."""
+    return max([10, *map(len, names)])
+
+
 def format_matches(matches: Sequence[MatchResult]) -> str:
-    head = (f"{'agent A':<10} {'agent B':<10} {'hands':>7}  {'win rate A [95% CI]':<24} "
+    wa = _name_width(["agent A", *(r.agent_a for r in matches)])
+    wb = _name_width(["agent B", *(r.agent_b for r in matches)])
+    head = (f"{'agent A':<{wa}} {'agent B':<{wb}} {'hands':>7}  {'win rate A [95% CI]':<24} "
             f"{'points/hand A-B [95% CI]':<28} {'knock A/B':>11} {'gin A/B':>11} {'undercut A/B':>13} "
             f"{'void':>5} {'hands/s':>8}")
     lines = [head, "-" * len(head)]
     for r in matches:
         lines.append(
-            f"{r.agent_a:<10} {r.agent_b:<10} {r.hands:>7}  {r.win_rate:.3f} {_fmt_ci(r.win_rate_ci, '.3f'):<18} "
+            f"{r.agent_a:<{wa}} {r.agent_b:<{wb}} {r.hands:>7}  {r.win_rate:.3f} {_fmt_ci(r.win_rate_ci, '.3f'):<18} "
             f"{r.points_per_hand:+7.2f} {_fmt_ci(r.points_ci, '+.2f'):<20} "
             f"{r.knock_rate_a:5.3f}/{r.knock_rate_b:5.3f} {r.gin_rate_a:5.3f}/{r.gin_rate_b:5.3f} "
             f"{r.undercut_rate_a:6.3f}/{r.undercut_rate_b:6.3f} {r.void_rate:5.3f} {r.hands_per_s:8.0f}")
@@ -339,21 +351,24 @@ def format_matches(matches: Sequence[MatchResult]) -> str:
 
 
 def format_games(games: Sequence[GameMatchResult]) -> str:
-    head = (f"{'agent A':<10} {'agent B':<10} {'games':>6}  {'game win rate A [95% CI]':<26} "
+    wa = _name_width(["agent A", *(g.agent_a for g in games)])
+    wb = _name_width(["agent B", *(g.agent_b for g in games)])
+    head = (f"{'agent A':<{wa}} {'agent B':<{wb}} {'games':>6}  {'game win rate A [95% CI]':<26} "
             f"{'margin A-B [95% CI]':<28} {'hands/game':>10}")
     lines = [head, "-" * len(head)]
     for g in games:
-        lines.append(f"{g.agent_a:<10} {g.agent_b:<10} {g.games:>6}  "
+        lines.append(f"{g.agent_a:<{wa}} {g.agent_b:<{wb}} {g.games:>6}  "
                      f"{g.win_rate:.3f} {_fmt_ci(g.win_rate_ci, '.3f'):<20} "
                      f"{g.margin:+7.1f} {_fmt_ci(g.margin_ci, '+.1f'):<20} {g.hands_per_game:10.1f}")
     return "\n".join(lines)
 
 
 def format_ratings(table: Sequence[dict]) -> str:
-    head = f"{'rank':>4}  {'agent':<10} {'rating':>7}  {'hand win rate':>13}  {'points/hand':>11}"
+    w = _name_width([row["agent"] for row in table])
+    head = f"{'rank':>4}  {'agent':<{w}} {'rating':>7}  {'hand win rate':>13}  {'points/hand':>11}"
     lines = [head, "-" * len(head)]
     for k, row in enumerate(table, 1):
-        lines.append(f"{k:>4}  {row['agent']:<10} {row['rating']:7.0f}  {row['win_rate']:13.3f}  "
+        lines.append(f"{k:>4}  {row['agent']:<{w}} {row['rating']:7.0f}  {row['win_rate']:13.3f}  "
                      f"{row['points_per_hand']:+11.2f}")
     return "\n".join(lines)
 
@@ -426,19 +441,24 @@ def main(argv: Sequence[str] | None = None) -> dict:
                desc="evaluate")
     hand_results: list[tuple[int, int, MatchResult]] = []
     game_results: list[tuple[int, int, GameMatchResult]] = []
-    for p, (i, j) in enumerate(pairs):
-        a = agents.make(specs[i], seed=_agent_seed(args.seed, p, 0))
-        b = agents.make(specs[j], seed=_agent_seed(args.seed, p, 1))
-        a.name, b.name = names[i], names[j]
-        bar.set_postfix_str(f"{names[i]} vs {names[j]}")
-        if args.hands:
-            r = play_match(a, b, args.hands, seed=args.seed, rules=rules, duplicate=args.duplicate,
-                           batch=args.batch, progress=bar.update)
-            hand_results.append((i, j, r))
-        if args.games:
-            g = play_games(a, b, args.games, seed=args.seed, rules=rules, duplicate=args.duplicate,
-                           batch=args.batch, progress=bar.update)
-            game_results.append((i, j, g))
+    try:
+        for p, (i, j) in enumerate(pairs):
+            a = agents.make(specs[i], seed=_agent_seed(args.seed, p, 0))
+            b = agents.make(specs[j], seed=_agent_seed(args.seed, p, 1))
+            a.name, b.name = names[i], names[j]
+            bar.set_postfix_str(f"{names[i]} vs {names[j]}")
+            if args.hands:
+                r = play_match(a, b, args.hands, seed=args.seed, rules=rules, duplicate=args.duplicate,
+                               batch=args.batch, progress=bar.update)
+                hand_results.append((i, j, r))
+            if args.games:
+                g = play_games(a, b, args.games, seed=args.seed, rules=rules, duplicate=args.duplicate,
+                               batch=args.batch, progress=bar.update)
+                game_results.append((i, j, g))
+    except AgentOutputError as e:  # a plug-in's bad output: one line naming it, as for bad arguments
+        bar.close()
+        print(f"evaluate.py: error: {e}", file=sys.stderr)
+        sys.exit(2)
     bar.close()
 
     changed = {k: v for k, v in rules.to_dict().items() if v != getattr(Rules(), k)}

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from okgin_env.agent_specs import AgentOutputError, checked_actions, is_registered
 from okgin_env.cards import NUM_CARDS, card_text, cards_of, parse_card
 from okgin_env.core import Phase, StepOutput, VectorGame
 from okgin_env.melds import deadwood_after_discard
@@ -106,11 +107,22 @@ def make_agent(spec: str, seed: int):
 
 
 def agent_name(spec: str) -> str:
-    """Short display name: 'expert', 'ppo:best.pt'."""
+    """Short display name: 'expert', 'ppo:best.pt', 'mybots:MyBot'. Bundled names are
+    case-insensitive (shown lower-case); a plug-in's ``module:Attr`` keeps its case (Python's)."""
     s = spec.strip()
     if s.lower().startswith("ppo:"):
         return "ppo:" + os.path.basename(s[4:].strip().rstrip("/\\"))
-    return s.lower()
+    head, sep, rest = s.partition(":")
+    return head.lower() + sep + rest if is_registered(head) else s
+
+
+def bot_action(bot: Any, name: str, t: "Table", role: str = "opponent") -> int:
+    """The bot's move in ``t``, checked by ``checked_actions``; bad output is a one-line ``UsageError``."""
+    mask = t.out.legal_action_mask
+    try:
+        return int(checked_actions(bot.act(t.out.observation, mask), mask, name, role)[0])
+    except AgentOutputError as e:
+        raise UsageError(str(e)) from None
 
 
 def command_for(action: int) -> str:
@@ -482,7 +494,7 @@ def play_human(args, rules: Rules, seed: int, scr: Screen) -> int:
         while not t.finished:
             p = t.current
             if p != HUMAN:
-                a = int(opp.act(t.out.observation, t.out.legal_action_mask)[0])
+                a = bot_action(opp, spec.strip(), t)
                 info = t.step(a)
                 opp_moves.append(t.last_move[1].words(scr.color))
                 if info is not None:
@@ -564,7 +576,7 @@ def watch(args, rules: Rules, seed: int, scr: Screen) -> int:
     try:
         while not t.finished:
             p = t.current
-            a = int(bots[p].act(t.out.observation, t.out.legal_action_mask)[0])
+            a = bot_action(bots[p], args.watch[p].strip(), t, "agent")
             _show_move(t, p, a, scr, delay)
     except StopGame:
         pass

@@ -67,8 +67,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS, check_action, legal_listing
-from .agent_specs import resolve_agent
+from .actions import NUM_ACTIONS, check_action
+from .agent_specs import checked_actions, resolve_agent
 from .core import StepOutput, VectorGame
 from .options import ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
@@ -202,10 +202,8 @@ class SingleAgentEnv(gymnasium.Env):
         reward = 0.0
         opp = 1 - self.seat
         while int(out.current_player[0]) == opp:
-            a = int(np.asarray(self.opponent.act(out.observation, out.legal_action_mask))[0])
-            if not (0 <= a < NUM_ACTIONS and out.legal_action_mask[0, a]):
-                raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal "
-                                 f"action {a}; legal: {legal_listing(out.legal_action_mask[0])}")
+            a = int(checked_actions(self.opponent.act(out.observation, out.legal_action_mask),
+                                    out.legal_action_mask, self.opponent_name, "opponent")[0])
             if self.render_mode is not None:
                 self._last_actions[opp] = record_action(self.game.state, 0, a)
             self._act[0] = a

@@ -67,7 +67,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
-from .agent_specs import resolve_agent
+from .agent_specs import checked_actions, illegal_action_error, resolve_agent
 from .core import F_NEED_DEAL, HandResult, VectorGame
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
@@ -372,11 +372,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         episode ended or hand is to be dealt, the views of the next round in the same kernel call.
         Returns (episodes over, games the opponent is to move in next or -1 if not viewed yet, and
         the next round's view buffers)."""
-        acts = np.asarray(self.opponent.act(obs, masks))
-        if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
-            raise ValueError(f"the opponent {self.opponent_name!r} must return ({len(idx)},) integer actions, "
-                             f"got {acts.dtype} {acts.shape}")
-        acts = acts.astype(np.int64, copy=False)
+        # the shared check of shape and dtype; legality is checked inside opponent_move (one pass)
+        acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
+                               check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
         bad, deals, over, k = opponent_move(
             idx, acts, self._actions, self._move, self._rp, self._st, self._res_arrays, self._out, self._seat, fresh,
@@ -384,8 +382,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             self._reset_log.arrays(), self._changed, self._obs, self.game._mask, opp_obs, opp_mask, self._opp_idx,
             self._opp_observes)
         if bad >= 0:
-            raise ValueError(f"the opponent {self.opponent_name!r} chose the illegal action {int(acts[bad])} in "
-                             f"game {int(idx[bad])}; legal: {legal_listing(self.game._mask[idx[bad]])}")
+            raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
         if deals:  # a game episode goes on with a new hand
             self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
         return over, k, opp_obs, opp_mask

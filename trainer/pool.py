@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from okgin_agents.ppo import ActorCritic, network_input
+from okgin_env.agent_specs import checked_actions
 
 SELF, SNAPSHOT = 0, 1
 
@@ -105,7 +106,8 @@ class Opponents:
         for k in range(2, len(self.kinds)):
             e = envs[kind == k]
             if len(e):
-                actions[e] = self.agents[self.kinds[k]].act(obs[e], mask[e])
+                actions[e] = checked_actions(self.agents[self.kinds[k]].act(obs[e], mask[e]), mask[e], self.kinds[k],
+                                             "opponent", e)
 
     def record(self, fin: np.ndarray, ep_points: np.ndarray, returns: dict[str, list]) -> None:
         """Games ``fin`` ended with ``ep_points`` (N, 2): the learner's points go to ``returns[opponent]``
