@@ -27,6 +27,7 @@ play lives here, once:
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -308,6 +309,32 @@ def save_checkpoint(path: str, checkpoint: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _unreadable_reason(path: str, e: Exception) -> str:
+    """Why ``torch.load(weights_only=True)`` refused ``path``, in a few words. torch's own message
+    advises retrying with ``weights_only=False``, which would run whatever code the file holds: an
+    okgin checkpoint never needs it (tensors and plain containers only), so that advice is dropped."""
+    text = str(e)
+    found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    if found:  # a pickle of another program's objects (numpy arrays, classes)
+        return (f"it holds a {found.group(1)} object, and an okgin checkpoint holds only tensors and plain "
+                "values (a file of another program?)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        head = b""
+    if head.startswith(b"PK"):  # torch's zip format, but not one this torch reads
+        first = "" if "Weights only load failed" in text else (text.strip().splitlines() or [""])[0][:80]
+        return f"a torch file that cannot be read ({type(e).__name__}{': ' + first if first else ''})"
+    if head and b"\0" not in head:
+        try:
+            start = head.decode("utf-8").strip().splitlines()[0][:30] if head.strip() else ""
+            return f"it is a text file (it starts with {start!r}), not a torch file"
+        except UnicodeDecodeError:
+            pass
+    return "not a torch file (corrupt, or another format)"
+
+
 def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and validate a checkpoint; clear errors for missing, corrupt or incompatible files."""
     path = os.fspath(path)
@@ -316,8 +343,7 @@ def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad file
-        raise ValueError(f"{path} is not a readable okgin PPO checkpoint (corrupt or not a torch file): "
-                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        raise ValueError(f"{path} is not a readable okgin PPO checkpoint: {_unreadable_reason(path, e)}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not an okgin PPO checkpoint (no format={CHECKPOINT_FORMAT!r} entry)")
     if ckpt.get("version") != CHECKPOINT_VERSION:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -21,6 +21,7 @@ from .core import EPISODES, GAME_BONUS, LINE_BONUS
 from .observation import OBS_FIELDS, OBS_SIZE
 from .rules import Rules
 from .shaping import check_coef
+from .suggest import unknown_names_message
 
 REWARD_MODES = ("points", "win")
 DEFAULT_REWARD_SCALE = 0.02  #: "points" rewards are points x this (a 50-point gin gives 1.0)
@@ -30,6 +31,9 @@ OBS_FORMATS = ("vector", "dict")  #: see EnvConfig.obs_format
 ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "rules")
 LEARNER_OPTION_NAMES = ("illegal_action", "obs_format")  #: options of the single-agent and vector envs only
 RESET_OPTION_NAMES = ("deck", "dealer")
+LEARNER_ENV_ARGUMENTS = ("opponent", "seat", "render_mode")  #: SingleAgentEnv's own arguments (not options)
+VECTOR_ENV_ARGUMENTS = ("num_envs", "opponent", "seat", "render_mode")  #: OkginVectorEnv's own arguments
+AEC_ENV_ARGUMENTS = ("render_mode",)  #: raw_env's own argument
 MAX_DEADWOOD = 100  #: ten cards of 10 points
 
 
@@ -53,12 +57,18 @@ class EnvConfig:
         return Rules.option_names() + list(ENV_OPTION_NAMES) + (list(LEARNER_OPTION_NAMES) if learner else [])
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any], learner: bool = True) -> "EnvConfig":
-        """Split keyword options into rules and env options; unknown names raise ``ValueError``."""
+    def from_options(cls, options: Mapping[str, Any], learner: bool = True,
+                     arguments: Sequence[str] | None = None) -> "EnvConfig":
+        """Split keyword options into rules and env options; unknown names raise ``ValueError`` listing
+        every valid name, the env constructor's own ``arguments`` too (default: the single-agent env's
+        ``LEARNER_ENV_ARGUMENTS``, or the AEC env's ``AEC_ENV_ARGUMENTS`` with ``learner=False``), and
+        the closest name to each unknown one (``gym.make(..., oponent="simple")``: did you mean opponent?)."""
         valid = cls.option_names(learner)
-        unknown = sorted(set(options) - set(valid))
+        unknown = set(options) - set(valid)
         if unknown:
-            raise ValueError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(valid)}")
+            if arguments is None:
+                arguments = LEARNER_ENV_ARGUMENTS if learner else AEC_ENV_ARGUMENTS
+            raise ValueError(unknown_names_message(unknown, valid + [a for a in arguments if a not in valid]))
         rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
         rules = options.get("rules")
         if rules is not None:

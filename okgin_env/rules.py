@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from .suggest import unknown_names_message
+
 NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
 
 
@@ -62,9 +64,9 @@ class Rules:
     @classmethod
     def from_dict(cls, options: Mapping[str, Any]) -> "Rules":
         """Build from a mapping; unknown names raise ``ValueError`` listing the valid ones."""
-        unknown = sorted(set(options) - set(cls.option_names()))
+        unknown = set(options) - set(cls.option_names())
         if unknown:
-            raise ValueError(f"unknown rule option(s) {', '.join(unknown)}; valid options: {', '.join(cls.option_names())}")
+            raise ValueError(unknown_names_message(unknown, cls.option_names(), "rule option"))
         return cls(**dict(options))
 
     @classmethod

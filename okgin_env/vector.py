@@ -70,7 +70,7 @@ from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
 from .core import F_NEED_DEAL, HandResult, VectorGame
 from .observation import OBS_SIZE
-from .options import ILLEGAL_REWARD, EnvConfig, observation_box, warn_unknown_reset_options
+from .options import ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 from .vector_kernels import advance, clear_log, close_episodes, illegal_rows, merge_logs, opponent_move, views
@@ -144,7 +144,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         if render_mode is not None:
             raise ValueError(f"render_mode must be None (the vector env does not render), got {render_mode!r}; "
                              "render one game with SingleAgentEnv")
-        self.config = EnvConfig.from_options(options)
+        self.config = EnvConfig.from_options(options, arguments=VECTOR_ENV_ARGUMENTS)
         self.rules = self.config.rules
         self.num_envs = n = int(num_envs)
         self.render_mode = None

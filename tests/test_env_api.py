@@ -284,7 +284,8 @@ def test_wrapped_env_terminates_on_illegal_action():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"knock_limt": 10}, r"unknown option\(s\) knock_limt; valid options: knock_limit, gin_bonus"),
+    ({"knock_limt": 10}, r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid options: "
+                         r"knock_limit, gin_bonus"),
     ({"episode": "match"}, r"invalid option episode='match'"),
     ({"reward": "score"}, r"invalid option reward='score'"),
     ({"reward_scale": 0}, r"invalid option reward_scale=0"),

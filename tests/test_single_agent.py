@@ -234,7 +234,7 @@ def test_illegal_action_errors():
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"seat": 2}, "seat must be 0, 1 or 'random'"),
-    ({"knock_limt": 3}, r"unknown option\(s\) knock_limt; valid options"),
+    ({"knock_limt": 3}, r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid options"),
     ({"render_mode": "rgb"}, r"render_mode must be None or one of \['ansi', 'human', 'rgb_array'\], got 'rgb'"),
     ({"illegal_action": "ignore"}, "invalid option illegal_action='ignore': allowed is 'terminate' | 'raise'"),
     ({"obs_format": "tuple"}, "invalid option obs_format='tuple': allowed is 'vector' | 'dict'"),
