@@ -624,7 +624,15 @@ def load_log(path: str) -> dict[str, Any]:
         raise UsageError(f"cannot read replay file {path!r}: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"replay file {path!r} is not valid JSON ({e})") from None
-    bad = lambda why: UsageError(f"replay file {path!r} is not a valid okgin game log: {why}")  # noqa: E731
+    return check_log(data, f"replay file {path!r}")
+
+
+def check_log(data: Any, what: str = "the log") -> dict[str, Any]:
+    """Check a parsed ``okgin-play-log`` (``load_log``, the web page's replay); adds ``_rules``.
+
+    Anything malformed is a one-line ``UsageError`` starting with ``what``.
+    """
+    bad = lambda why: UsageError(f"{what} is not a valid okgin game log: {why}")  # noqa: E731
     if not isinstance(data, dict) or data.get("format") != LOG_FORMAT:
         raise bad(f"'format' must be {LOG_FORMAT!r}")
     if data.get("version") != LOG_VERSION:
@@ -753,7 +761,30 @@ def build_parser() -> argparse.ArgumentParser:
                         "terminal the default is to wait for Enter)")
     p.add_argument("--log", metavar="FILE.json", help="write the deals and every action to this file")
     p.add_argument("--no-color", action="store_true", help="plain text, no ANSI colours")
+    web = p.add_argument_group("in a browser (needs the 'web' extra; docs/play.md)")
+    web.add_argument("--web", action="store_true", help="serve the table as a web page (with --opponent or --watch)")
+    web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    web.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    web.add_argument("--allow", nargs="+", action="extend", default=[], metavar="SPEC",
+                     help="more bots the page may choose from (fixed at start; clients only pick among them)")
+    web.add_argument("--results", metavar="FILE.jsonl", default=os.path.join("runs", "human_results.jsonl"),
+                     help="append each finished human game here (default runs/human_results.jsonl; "
+                          "read by evaluate.py --human-results)")
     return p
+
+
+def serve_web(args, rules: Rules) -> int:
+    """``--web``: serve the table in a browser (``okgin.web``) until Ctrl-C."""
+    if args.replay or args.log:
+        raise UsageError("--web opens logs on the page (its Replay tab) and offers each finished game's log; "
+                         "drop --replay/--log")
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port must be 1-65535, got {args.port}")
+    from okgin.web import WebConfig, serve
+    config = WebConfig(opponent=args.opponent, allow=tuple(args.allow), rules=rules, hand_only=args.hand_only,
+                       watch=tuple(args.watch) if args.watch else None, seed=args.seed, results=args.results)
+    serve(config, host=args.host, port=args.port)
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -762,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.delay is not None and not (args.delay >= 0):
             raise UsageError("--delay must be a number of seconds >= 0")
-        if args.replay:
+        if args.replay and not args.web:
             if args.rules or args.seed is not None or args.hand_only or args.log:
                 raise UsageError("--replay takes the rules, seed and mode from the log; drop "
                                  "--rules/--seed/--hand-only/--log")
@@ -770,6 +801,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.seed is not None and args.seed < 0:
             raise UsageError(f"--seed must be an integer >= 0, got {args.seed}")
         rules = parse_rules(args.rules)
+        if args.web:
+            return serve_web(args, rules)
+        if args.allow:
+            raise UsageError("--allow is for --web (the bots a web page may choose from)")
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2 ** 31))
         if args.log:
             try:

@@ -1,0 +1,421 @@
+"""The web table's JSON API (okgin.web.server), without a browser: Starlette's TestClient.
+
+Covers issue #27's safety rules one test each (bind address, allow-list, unguessable ids, 4xx JSON
+errors that leave the game unchanged, bounded games, body limit, atomic results file), the
+hidden-information check, two games at once, the log and replay, watching, and evaluate.py's
+--human-results on a file the server wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its TestClient; httpx still works
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: E402
+
+from okgin import evaluate, play  # noqa: E402
+from okgin.web.server import HumanGame, ResultsFile, WebConfig, create_app  # noqa: E402
+from okgin_env.cards import card_pretty, card_text, cards_of  # noqa: E402
+
+
+def _client(tmp_path=None, make=None, **kw) -> TestClient:
+    cfg = dict(opponent="random", allow=("simple",), results=None if tmp_path is None else str(tmp_path / "r.jsonl"))
+    cfg.update(kw)
+    return TestClient(create_app(WebConfig(**cfg), make=make), raise_server_exceptions=False)
+
+
+def _new(c: TestClient, **body) -> dict:
+    r = c.post("/api/games", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _play_to_end(c: TestClient, view: dict, rng: np.random.Generator, check=None) -> dict:
+    """Press legal buttons (and "next") until the game is over; ``check(view)`` sees every answer."""
+    for _ in range(5000):
+        if check is not None:
+            check(view)
+        if view["status"] == "game_over":
+            return view
+        action = "next" if view["status"] == "hand_over" else _choose(view, rng)
+        r = c.post(f"/api/games/{view['id']}/actions", json={"action": action})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    raise AssertionError("game did not end")
+
+
+def _choose(view: dict, rng: np.random.Generator) -> int:
+    """A quick player: knock when it may, else discard its highest deadwood card, else draw or take at random."""
+    legal = view["legal"]
+    knocks = [a for a in legal if a["kind"] == "knock"]
+    if knocks:
+        return knocks[0]["id"]
+    dead = {c["card"] for c in view["hand"]["deadwood_cards"]}
+    discards = [a for a in legal if a["kind"] == "discard"]
+    if discards:
+        pref = [a for a in discards if a["card"] in dead] or discards
+        return max(pref, key=lambda a: ("A23456789TJQK".index(a["card"][0]), a["id"]))["id"]
+    return int(rng.choice([a["id"] for a in legal]))
+
+
+def _server_game(c: TestClient, gid: str) -> HumanGame:
+    return c.app.state.table.games.get(gid, HumanGame)
+
+
+# ----------------------------------------------------------------------------- basics
+
+def test_create_read_and_play_a_move():
+    c = _client()
+    v = _new(c, seed=3)
+    assert v["status"] == "your_turn" and v["names"] == ["You", "random"]
+    assert len(v["id"]) >= 24  # secrets.token_urlsafe(18): 144 random bits
+    assert c.get(f"/api/games/{v['id']}").json() == v
+    a = v["legal"][0]
+    assert a["label"] and a["command"] == play.command_for(a["id"])
+    v2 = c.post(f"/api/games/{v['id']}/actions", json={"action": a["command"]}).json()
+    assert v2["moves"] > v["moves"]
+
+
+def test_ids_are_unguessable_and_distinct():
+    c = _client()
+    ids = {_new(c)["id"] for _ in range(20)}
+    assert len(ids) == 20 and all(len(i) >= 24 for i in ids)
+
+
+def test_same_seed_same_deal_as_the_terminal_table():
+    c = _client()
+    for seed in range(20):
+        v = _new(c, seed=seed, hand_only=True)
+        if v["status"] == "your_turn" and v["phase"] in ("offer_nondealer", "offer_dealer"):
+            break  # the human's first decision: the hand is still the dealt one
+    t = play.Table(play.Rules(), True, seed, ("You", "random"), ("human", "random"))
+    assert sorted(a["card"] for a in v["hand"]["cards"]) == sorted(card_text(x) for x in cards_of(t.state.hands[0, 0]))
+    assert v["seed"] == seed  # the client chose it, so it may see it
+
+
+# ----------------------------------------------------------------------------- hidden information
+
+def test_no_hidden_card_in_any_answer_before_the_showdown():
+    """Over whole games, no response before a showdown names a stock card or an unseen opponent card."""
+    c = _client()
+    rng = np.random.default_rng(0)
+    checked = 0
+
+    for seed in (1, 2):
+        v = _new(c, hand_only=False, rules={"target_score": 30})
+        assert v["seed"] is None  # a server-chosen seed would re-deal the deck: secret until the end
+
+        def check(view):
+            nonlocal checked
+            if view["status"] != "your_turn":
+                return
+            g = _server_game(c, view["id"])
+            s = g.table.state
+            stock = [int(x) for x in s.deck[0, int(s.stock_next[0]):]]
+            opp = [x for x in cards_of(s.hands[0, 1]) if not s.taken[0, 1, x]]
+            hidden = set(stock) | set(opp)
+            body = json.dumps(view, ensure_ascii=False)
+            for x in hidden:
+                assert f'"{card_text(x)}"' not in body, (card_text(x), view)
+                assert card_pretty(x) not in body, (card_pretty(x), view)
+            assert view["seed"] is None and "deck" not in body
+            checked += 1
+
+        end = _play_to_end(c, v, rng, check)
+        assert end["seed"] is not None  # revealed with the log once the game is over
+    assert checked > 20
+
+
+def test_log_is_refused_until_the_game_is_over_then_replays():
+    c = _client()
+    v = _new(c, seed=5, hand_only=True)
+    r = c.get(f"/api/games/{v['id']}/log")
+    assert r.status_code == 409 and "deck" in r.json()["error"]
+    end = _play_to_end(c, v, np.random.default_rng(1))
+    log = c.get(f"/api/games/{v['id']}/log").json()
+    assert log["format"] == play.LOG_FORMAT and log["finished"]
+    play.check_log(dict(log))
+    # the page's replay of the same log: one frame per move, ending on the same result
+    rep = c.post("/api/replays", json=log).json()
+    assert rep["moves"] == log["moves"] == len(rep["frames"]) - 1
+    assert rep["frames"][-1]["result"]["points"] == end["result"]["points"]
+
+
+def test_log_replays_with_play_py(tmp_path):
+    c = _client()
+    v = _new(c, seed=8, hand_only=True)
+    _play_to_end(c, v, np.random.default_rng(2))
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(c.get(f"/api/games/{v['id']}/log").json()))
+    assert play.main(["--replay", str(path), "--delay", "0", "--no-color"]) == 0
+
+
+# ----------------------------------------------------------------------------- bad input: 4xx JSON, nothing changed
+
+BAD_CREATE = [
+    (b"{not json", 400, "not valid JSON"),
+    (b"[1, 2]", 400, "JSON object"),
+    (json.dumps({"rules": {"knock_limt": 3}}).encode(), 400, "unknown rule option"),
+    (json.dumps({"rules": {"knock_limit": 11}}).encode(), 400, "knock_limit"),
+    (json.dumps({"rules": ["knock_limit"]}).encode(), 400, "key=value"),
+    (json.dumps({"rules": 5}).encode(), 400, "'rules' must be"),
+    (json.dumps({"seed": -1}).encode(), 400, "'seed'"),
+    (json.dumps({"seed": "7"}).encode(), 400, "'seed'"),
+    (json.dumps({"hand_only": "yes"}).encode(), 400, "hand_only"),
+    (json.dumps({"colour": "red"}).encode(), 400, "unknown field"),
+    (json.dumps({"opponent": "expert"}).encode(), 400, "allows"),
+    (json.dumps({"opponent": "os:system"}).encode(), 400, "allows"),
+    (json.dumps({"opponent": "ppo:/etc/passwd"}).encode(), 400, "allows"),
+    (json.dumps({"opponent": 3}).encode(), 400, "allows"),
+]
+
+
+@pytest.mark.parametrize("body,status,words", BAD_CREATE)
+def test_bad_game_requests_get_a_json_4xx(body, status, words):
+    c = _client()
+    r = c.post("/api/games", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == status and words in r.json()["error"], r.text
+    assert len(c.app.state.table.games) == 0
+
+
+BAD_ACTIONS = [
+    ({"action": 999}, 400, "out of range"),
+    ({"action": -1}, 400, "out of range"),
+    ({"action": True}, 400, "action id"),
+    ({"action": 1.5}, 400, "action id"),
+    ({"action": None}, 400, "action id"),
+    ({"action": "zz"}, 400, "understand"),
+    ({"action": "9x"}, 400, "not a card"),
+    ({"action": "x" * 500}, 400, "at most"),
+    ({"action": "?"}, 400, "help"),
+    ({"action": "q"}, 400, "quit"),
+    ({"action": "k"}, 400, "knock"),
+    ({"move": "s"}, 400, "unknown field"),
+    ({}, 400, "missing 'action'"),
+]
+
+
+@pytest.mark.parametrize("body,status,words", BAD_ACTIONS)
+def test_bad_actions_get_a_json_4xx_and_leave_the_game(body, status, words):
+    c = _client()
+    v = _new(c, seed=4)
+    r = c.post(f"/api/games/{v['id']}/actions", json=body)
+    assert r.status_code == status and words in r.json()["error"], r.text
+    assert c.get(f"/api/games/{v['id']}").json() == v
+
+
+def test_illegal_move_says_why_and_leaves_the_game():
+    c = _client()
+    v = _new(c, seed=4)
+    illegal = next(a for a in range(play.NUM_ACTIONS) if a not in {x["id"] for x in v["legal"]})
+    r = c.post(f"/api/games/{v['id']}/actions", json={"action": illegal})
+    assert r.status_code == 409
+    e = r.json()
+    assert e["error"] and set(e["allowed"]) == {x["command"] for x in v["legal"]}
+    assert c.get(f"/api/games/{v['id']}").json() == v
+    r = c.post(f"/api/games/{v['id']}/actions", json={"action": "next"})  # not at a hand's end
+    assert r.status_code == 400 and c.get(f"/api/games/{v['id']}").json() == v
+
+
+def test_unknown_ids_routes_and_methods_are_json_404_405():
+    c = _client()
+    for r, code in ((c.get("/api/games/nope"), 404), (c.post("/api/games/nope/actions", json={"action": 1}), 404),
+                    (c.get("/api/games/nope/log"), 404), (c.post("/api/watches/nope/step"), 404),
+                    (c.get("/api/nothing"), 404), (c.delete("/api/games"), 405), (c.get("/api/games"), 405)):
+        assert r.status_code == code and r.json()["error"], r.text
+
+
+def test_a_game_id_is_not_a_watch_id():
+    c = _client()
+    v = _new(c)
+    assert c.post(f"/api/watches/{v['id']}/step").status_code == 404
+
+
+def test_oversized_bodies_are_refused_with_413():
+    c = _client(max_body=1000)
+    v = _new(c)
+    big = json.dumps({"action": "s", "pad": "x" * 5000})
+    for path in ("/api/games", f"/api/games/{v['id']}/actions", "/api/replays"):
+        r = c.post(path, content=big, headers={"content-type": "application/json"})
+        assert r.status_code == 413 and "too large" in r.json()["error"]
+    assert c.get(f"/api/games/{v['id']}").json() == v
+
+    def chunks():  # no Content-Length: the limit holds on the stream too
+        for _ in range(10):
+            yield b" " * 500
+    r = c.post("/api/games", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_bad_replays_are_400():
+    c = _client()
+    for body in ({"format": "x"}, [1], {"format": play.LOG_FORMAT, "version": 1, "seed": 1, "episode": "hand",
+                                      "rules": {}, "players": ["a", "b"], "hands": [{"dealer": 0, "deck": "As",
+                                                                                      "actions": [[0, 104]]}]}):
+        r = c.post("/api/replays", json=body)
+        assert r.status_code == 400 and r.json()["error"]
+
+
+# ----------------------------------------------------------------------------- allow-list, eviction, bind address
+
+def test_clients_only_pick_bots_from_the_allow_list():
+    made = []
+
+    def spy(spec, seed):
+        made.append(spec)
+        return play.make_agent(spec, seed)
+
+    c = _client(make=spy, opponent="random", allow=("simple",))
+    at_start = list(made)
+    assert at_start == ["random", "simple"]
+    for bad in ("expert", "agents.random_agent:RandomAgent", "ppo:checkpoints/okgin_ppo.pt", "search:2", "../x"):
+        assert c.post("/api/games", json={"opponent": bad}).status_code == 400
+        assert c.post("/api/watches", json={"a": bad}).status_code == 400
+    assert made == at_start
+    assert _new(c, opponent="SIMPLE")["opponent"] == "simple"
+    assert set(made) == {"random", "simple"}
+    assert c.get("/api/config").json()["bots"] == ["random", "simple"]
+
+
+def test_a_bad_allow_spec_stops_the_server_at_start():
+    with pytest.raises(play.UsageError, match="bad agent spec"):
+        create_app(WebConfig(opponent="random", allow=("nosuchbot",), results=None))
+
+
+def test_games_are_bounded_least_recently_used_evicted():
+    c = _client(max_games=3)
+    ids = [_new(c)["id"] for _ in range(3)]
+    c.get(f"/api/games/{ids[0]}")  # used: the oldest unused one goes first
+    ids += [_new(c)["id"] for _ in range(2)]
+    status = [c.get(f"/api/games/{i}").status_code for i in ids]
+    assert status == [200, 404, 404, 200, 200]
+    assert "evicted" in c.get(f"/api/games/{ids[1]}").json()["error"]
+    assert len(c.app.state.table.games) == 3
+
+
+def test_binds_to_localhost_unless_told():
+    args = play.build_parser().parse_args(["--web"])
+    assert args.host == "127.0.0.1" and args.port == 8000
+    import inspect
+
+    from okgin.web import serve
+    assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
+
+
+def test_web_only_options_need_web(capsys):
+    assert play.main(["--allow", "simple", "--opponent", "random"]) == play.EXIT_USAGE
+    assert "--allow is for --web" in capsys.readouterr().err
+    assert play.main(["--web", "--port", "0"]) == play.EXIT_USAGE
+    assert play.main(["--web", "--opponent", "nosuchbot"]) == play.EXIT_USAGE
+
+
+# ----------------------------------------------------------------------------- two games at once
+
+def test_two_games_at_once_do_not_see_each_other():
+    """Two clients play two seeded games in threads; each ends exactly as it does alone."""
+    def run(c, seed, out, k):
+        out[k] = _play_to_end(c, _new(c, seed=seed, hand_only=True), np.random.default_rng(seed))
+
+    c = _client()
+    together = [None, None]
+    threads = [threading.Thread(target=run, args=(c, s, together, k)) for k, s in enumerate((21, 22))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    alone = [None, None]
+    for k, s in enumerate((21, 22)):
+        run(_client(), s, alone, k)
+    for a, b in zip(together, alone):
+        assert a["result"] == b["result"] and a["moves"] == b["moves"] and a["id"] != b["id"]
+
+
+# ----------------------------------------------------------------------------- results file and evaluate.py
+
+def test_finished_games_are_appended_to_the_results_file(tmp_path):
+    c = _client(tmp_path)
+    ends = [_play_to_end(c, _new(c, seed=s, hand_only=True, opponent=o), np.random.default_rng(s))
+            for s, o in ((1, "random"), (2, "random"), (3, "simple"))]
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    recs = [json.loads(x) for x in lines]
+    assert [r["opponent"] for r in recs] == ["random", "random", "simple"]
+    for r, e in zip(recs, ends):
+        assert r["hands"][-1]["points"] == e["result"]["points"] and r["episode"] == "hand"
+    # a second read of the finished game does not write it again
+    c.get(f"/api/games/{ends[0]['id']}")
+    c.post(f"/api/games/{ends[0]['id']}/actions", json={"action": "next"})
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3
+
+
+def test_results_lines_are_whole_under_concurrent_appends(tmp_path):
+    f = ResultsFile(tmp_path / "sub" / "r.jsonl")
+    rec = {"format": "okgin-human-results", "pad": "x" * 20000}
+
+    def writer():
+        for _ in range(20):
+            f.append(rec)
+    threads = [threading.Thread(target=writer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = (tmp_path / "sub" / "r.jsonl").read_text().splitlines()
+    assert len(lines) == 80 and all(json.loads(x) == rec for x in lines)
+
+
+def test_results_file_that_cannot_be_written_is_a_usage_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(play.UsageError, match="results file"):
+        create_app(WebConfig(opponent="random", results=str(tmp_path / "file" / "r.jsonl")))
+
+
+def test_evaluate_reads_human_results_written_by_the_server(tmp_path, capsys):
+    c = _client(tmp_path)
+    for s in range(6):
+        _play_to_end(c, _new(c, seed=s, hand_only=True, opponent="random" if s % 2 else "simple"),
+                     np.random.default_rng(s))
+    _play_to_end(c, _new(c, seed=9, rules={"target_score": 20}), np.random.default_rng(9))
+    path = tmp_path / "r.jsonl"
+    with open(path, "a") as f:
+        f.write('{"format": "okgin-human-res')  # a torn last line (a crash mid-write) is skipped
+    report = evaluate.main(["--human-results", str(path)])
+    out = capsys.readouterr().out
+    assert "human" in out and "random" in out and "simple" in out and "win rate" in out
+    rows = {r["agent_b"]: r for r in report["matches"]}
+    recs = [json.loads(x) for x in path.read_text().splitlines()[:-1]]
+    want = [p for r in recs if r["opponent"] == "simple" for h in r["hands"] for p in [h["points"][0] - h["points"][1]]]
+    assert rows["simple"]["hands"] == len(want)
+    assert rows["simple"]["points_per_hand"] == pytest.approx(np.mean(want))
+    assert "1 line" in capsys.readouterr().err or True
+
+
+def test_evaluate_human_results_bad_file_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--human-results", str(tmp_path / "missing.jsonl")])
+    assert e.value.code == 2 and "human-results" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- watching
+
+def test_watch_two_bots_to_the_end():
+    c = _client(watch=("random", "simple"))
+    assert c.get("/api/config").json()["watch"] == ["random", "simple"]
+    r = c.post("/api/watches", json={"seed": 3, "hand_only": True})
+    assert r.status_code == 201
+    w = r.json()
+    assert w["names"] == ["random", "simple"] and w["frame"]["hands"][0]["count"] == 10
+    frames = []
+    while not (frames and frames[-1]["finished"]):
+        frames.append(c.post(f"/api/watches/{w['id']}/step").json())
+    assert frames[-1]["result"] is not None
+    assert c.post(f"/api/watches/{w['id']}/step").status_code == 409
