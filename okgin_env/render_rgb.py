@@ -6,7 +6,8 @@ frame the environments give for ``render_mode="rgb_array"`` (and what
 says in text, laid out as a card table:
 
 * a header: whose turn it is and what they may do;
-* the player's hand as cards (rank and suit glyph, red for hearts and diamonds), grouped as
+* the player's hand as cards (rank and suit glyph in a four-colour deck: black spades, red
+  hearts, blue diamonds, green clubs, so that spades and clubs differ at a glance), grouped as
   ``melds.best_melds`` groups them: each meld underlined, then the deadwood cards and their
   points; a card taken from the pile this turn (not to be discarded) has a yellow border;
 * the top of the discard pile as a card, the stock size, the knock limit (and the upcard
@@ -68,7 +69,7 @@ _GLYPH_ROWS: dict[str, str] = {
     "♠": "...#... ..###.. .#####. ####### ##.#.## ...#... ..###..",
     "♥": ".##.##. ####### ####### ####### .#####. ..###.. ...#...",
     "♦": "...#... ..###.. .#####. ####### .#####. ..###.. ...#...",
-    "♣": "..###.. ..###.. ##.#.## ####### ##.#.## ...#... ..###..",
+    "♣": "..###.. ..###.. ##.#.## ####### ##.#.## ...#... ..###..",  # three lobes; the spade has a point
 }
 #: char -> (7, w) bool bitmap
 FONT: dict[str, np.ndarray] = {ch: np.array([[c == "#" for c in row] for row in rows.split()], bool)
@@ -84,8 +85,12 @@ _CARD = np.array([252, 252, 248], np.uint8)
 _EDGE = np.array([40, 40, 40], np.uint8)
 _RED = np.array([200, 20, 30], np.uint8)
 _BLACK = np.array([15, 15, 15], np.uint8)
+_BLUE = np.array([20, 70, 200], np.uint8)
+_GREEN = np.array([10, 130, 40], np.uint8)
+#: ink of each suit (♠ ♥ ♦ ♣), a four-colour deck: at 7x7 pixels the spade and club glyphs alone
+#: look alike, the colours tell all four suits apart
+SUIT_COLORS = (_BLACK, _RED, _BLUE, _GREEN)
 _BACK = np.array([40, 70, 160], np.uint8)  # card backs (stock, opponent)
-_RED_SUITS = (1, 2)  # hearts, diamonds
 
 CARD_W, CARD_H = 40, 56  #: card size in pixels
 _GAP, _GROUP_GAP = 4, 14  # between cards; between meld groups
@@ -141,7 +146,7 @@ def card_face(card: int) -> np.ndarray:
         return face
     face[1:-1, 1:-1] = _CARD
     rank, suit = card % NUM_RANKS, card // NUM_RANKS
-    color = _RED if suit in _RED_SUITS else _BLACK
+    color = SUIT_COLORS[suit]
     label = "10" if RANK_CHARS[rank] == "T" else RANK_CHARS[rank]
     draw_text(face, 4, 4, label, color, scale=2, bg=_CARD)
     big = text_mask(SUIT_SYMBOLS[suit], 3)

@@ -156,3 +156,18 @@ def test_aec_env_rgb_frames_through_a_whole_hand():
     end = e.render()
     assert frames > 4 and (end[240:] != end[0, -1]).any()  # the result panel is drawn
 
+
+
+def test_the_four_suits_have_four_inks():
+    """Spades and clubs looked alike (black 7x7 glyphs): a four-colour deck tells every suit apart,
+    in the big suit glyph and the rank of the card alike."""
+    inks = []
+    for card in parse_cards("As Ah Ad Ac"):
+        face = card_face(card).reshape(-1, 3)
+        colors = {tuple(px) for px in face} - {(252, 252, 248), (40, 40, 40)}  # minus the card and its edge
+        assert len(colors) == 1, colors  # rank and glyph in one ink
+        inks.append(colors.pop())
+    assert len(set(inks)) == 4
+    assert inks[1] == RED  # hearts stay red
+    spade, club = card_face(parse_card("7s")), card_face(parse_card("7c"))
+    assert not np.array_equal(spade, club)
