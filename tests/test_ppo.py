@@ -155,7 +155,7 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
 
 # ------------------------------------------------------------------------ config
 @pytest.mark.parametrize("cfg, message", [
-    ({"num_envz": 8}, "unknown config key(s) num_envz; valid keys: exp_name"),
+    ({"num_envz": 8}, "unknown config key(s) num_envz (did you mean num_envs?); valid keys: exp_name"),
     ({"num_envs": 0}, "'num_envs': 0 is invalid; allowed: an integer >= 1"),
     ({"num_envs": 2.5}, "'num_envs': 2.5 is not an integer"),
     ({"learning_rate": "fast"}, "'learning_rate': 'fast' is not a number"),
@@ -163,18 +163,59 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
     ({"gamma": 1.5}, "0 < gamma <= 1"),
     ({"device": "tpu"}, "cpu, cuda or auto"),
     ({"hidden_sizes": 256}, "is not a list"),
-    ({"opponent_mix": {"self": 1, "grandma": 1}}, "'opponent_mix': unknown agent spec 'grandma'; valid specs: random"),
+    ({"opponent_mix": {"self": 1, "grandma": 1}}, "'opponent_mix' (self, snapshot or an agent spec): unknown agent spec 'grandma'; valid specs: random"),
     ({"eval_opponents": ["nosuchmodule:Bot"], "best_metric_opponent": "nosuchmodule:Bot"},
      "'eval_opponents': agent spec 'nosuchmodule:Bot': cannot import module 'nosuchmodule'"),
     ({"bc_agent": "ppo:missing.pt"}, "'bc_agent': PPO checkpoint not found: missing.pt"),
     ({"rules": {"knock_limit": 11}}, "invalid rule option knock_limit=11"),
     ({"rules": {"knok_limit": 3}}, "unknown rule option(s) knok_limit"),
     ({"eval_opponents": ["random"], "best_metric_opponent": "expert"}, "one of eval_opponents (random)"),
+    # a bad agent spec is its own key's problem, with the valid specs and the closest one (#25 item 5)
+    ({"eval_opponents": ["expret"], "best_metric_opponent": "expert"},
+     "config key 'eval_opponents': unknown agent spec 'expret'; valid specs: random"),
+    ({"eval_opponents": ["expret"], "best_metric_opponent": "expert"}, "(did you mean expert?)"),
+    ({"opponent_mix": {"self": 1, "expret": 1}}, "(did you mean expert?)"),
+    ({"opponent_mix": {"slef": 1}}, "config key 'opponent_mix' (self, snapshot or an agent spec): unknown agent spec 'slef'"),
+    ({"opponent_mix": {"slef": 1}}, "(did you mean self?)"),
+    ({"bc_agent": "simpel"}, "config key 'bc_agent': unknown agent spec 'simpel'; valid specs: random"),
+    ({"eval_opponents": ["random", "simple"], "best_metric_opponent": "simpel"},
+     "'best_metric_opponent': 'simpel' must be one of eval_opponents (random, simple)"),
+    ({"init_from": "ppo:checkpoints/okgin_ppo.pt"},
+     "'init_from': 'ppo:checkpoints/okgin_ppo.pt' is invalid; allowed: a checkpoint path, not an agent spec"),
+    # a YAML value of another form says the form expected; {expert:1.0} is a key without a value
+    ({"opponent_mix": {"expert:1.0": None}}, "is not a mapping of names to numbers, e.g. {self: 0.5, expert: 0.5} "
+     "(YAML read 'expert:1.0' as a key without a value: write a space after the colon, expert: 1.0)"),
+    ({"hidden_sizes": "256 256"}, "'256 256' is not a list of integers, e.g. [256, 256]"),
 ])
 def test_bad_config_keys_and_values_give_clear_errors(cfg, message):
     with pytest.raises(ValueError) as e:
         train.args_from_dict(cfg)
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("value, message", [
+    # YAML reads {expret:1.0} as {'expret:1.0': None}: the error said "None is not a number"
+    ("opponent_mix={expret:1.0}", "--set opponent_mix={expret:1.0}: YAML read the value as {'expret:1.0': None}, "
+     "which is not a mapping of names to numbers, e.g. {self: 0.5, expert: 0.5} (YAML read 'expret:1.0' as a key "
+     "without a value: write a space after the colon, expret: 1.0)"),
+    ("opponent_mix={expret: 1.0}", "config key 'opponent_mix' (self, snapshot or an agent spec): unknown agent spec 'expret'"),
+    # the typo is eval_opponents' problem (the error complained about best_metric_opponent)
+    ("eval_opponents=[expret]", "config key 'eval_opponents': unknown agent spec 'expret'; valid specs: random"),
+    ("eval_opponents=expert", "--set eval_opponents=expert: YAML read the value as 'expert', which is not a list "
+     "of strings, e.g. [random, simple, expert]"),
+    ("hidden_sizes=256, 256", "YAML read the value as '256, 256', which is not a list of integers, e.g. [256, 256]"),
+    ("learning_rat=0.1", "unknown config key(s) learning_rat (did you mean learning_rate?); valid keys: exp_name"),
+    ("eval_opponents=[random]", "'best_metric_opponent': 'simple' must be one of eval_opponents (random): set it to "
+     "one of them, or add it to eval_opponents"),
+])
+def test_set_values_read_differently_than_meant_say_what_was_read(value, message, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("eval_opponents: [simple]\nbest_metric_opponent: simple\n")
+    with pytest.raises(ValueError) as e:
+        train.parse_cli(["--config", str(cfg), "--set", value])
+    assert message in str(e.value) and "\n" not in str(e.value)
+    if value == "eval_opponents=[expret]":
+        assert "best_metric_opponent" not in str(e.value) and "(did you mean expert?)" in str(e.value)
 
 
 def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
@@ -196,15 +237,7 @@ def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
 
 
 # ------------------------------------------------------------------- checkpoints
-def _tiny_checkpoint(path, **changes):
-    net = ActorCritic(hidden_sizes=[8])
-    ckpt = {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE,
-            "num_actions": NUM_ACTIONS, "model_config": net.config, "model": net.state_dict(), "rules": {},
-            "args": {}, "global_step": 0, "iteration": 0, **changes}
-    save_checkpoint(str(path), ckpt)
-
-
-def test_checkpoint_load_errors_are_clear(tmp_path):
+def test_checkpoint_load_errors_are_clear(tmp_path, write_checkpoint):
     with pytest.raises(FileNotFoundError, match="not found"):
         load_ppo_agent(str(tmp_path / "missing.pt"))
     bad = tmp_path / "corrupt.pt"
@@ -212,11 +245,11 @@ def test_checkpoint_load_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="not a readable okgin PPO checkpoint"):
         load_ppo_agent(str(bad))
     old = tmp_path / "old.pt"
-    _tiny_checkpoint(old, obs_version=OBS_VERSION - 1)
+    write_checkpoint(old, obs_version=OBS_VERSION - 1)
     with pytest.raises(ValueError, match="observation layout version"):
         load_ppo_agent(str(old))
     good = tmp_path / "good.pt"
-    _tiny_checkpoint(good)
+    write_checkpoint(good)
     small = tmp_path / "small.pt"
     export_checkpoint(str(good), str(small))
     agent = load_ppo_agent(str(small), seed=0)
@@ -225,12 +258,12 @@ def test_checkpoint_load_errors_are_clear(tmp_path):
     assert "optimizer" not in load_checkpoint(str(small))
 
 
-def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path):
+def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path, write_checkpoint):
     """A network trained on other input features is refused, naming both versions; a checkpoint
     written before the version existed (as the shipped one of 2026-11-30) is version 1 and loads."""
     from okgin_agents.ppo import FEATURES_VERSION
     newer = tmp_path / "newer.pt"
-    _tiny_checkpoint(newer, features_version=FEATURES_VERSION + 1)
+    write_checkpoint(newer, features_version=FEATURES_VERSION + 1)
     with pytest.raises(ValueError, match=f"features version {FEATURES_VERSION + 1}, but .* version {FEATURES_VERSION}"):
         load_ppo_agent(str(newer))
     old = {k: v for k, v in load_checkpoint("checkpoints/okgin_ppo.pt").items() if k != "features_version"}

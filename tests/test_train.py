@@ -226,7 +226,30 @@ def test_cli_reports_unknown_keys_without_a_traceback(tmp_path):
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "train.py"), "--set", "learning_rat=0.1"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    assert "unknown config key(s) learning_rat; valid keys:" in proc.stderr and "Traceback" not in proc.stderr
+    assert "unknown config key(s) learning_rat (did you mean learning_rate?); valid keys:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_default_config_ships_inside_the_package_and_is_configs_quick_yaml():
+    """`okgin-train` with no --config runs the quick config also installed from a wheel (no configs/ folder there):
+    the package carries it (pyproject's package data), and it is the same file as the checkout's configs/quick.yaml."""
+    import tomllib
+
+    import okgin
+    package = os.path.dirname(os.path.abspath(okgin.__file__))
+    assert os.path.commonpath([train.DEFAULT_CONFIG, package]) == package
+    with open(train.DEFAULT_CONFIG, "rb") as a, open(os.path.join(ROOT, "configs", "quick.yaml"), "rb") as b:
+        assert a.read() == b.read(), "okgin/configs/quick.yaml must equal configs/quick.yaml: copy one onto the other"
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        package_data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["okgin"]
+    assert os.path.relpath(train.DEFAULT_CONFIG, package).replace(os.sep, "/") in package_data
+    args, _ = train.parse_cli([])
+    assert args.exp_name == "quick"
+
+
+def test_a_missing_init_from_is_that_keys_problem(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"^config key 'init_from': PPO checkpoint not found: .*nope\.pt"):
+        train.main(TINY + ["--set", f"run_dir={tmp_path}", "--set", f"init_from={tmp_path / 'nope.pt'}"])
 
 
 @pytest.mark.slow

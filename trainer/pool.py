@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 from okgin_agents.ppo import ActorCritic, network_input
 from okgin_env.agent_specs import checked_actions
@@ -119,6 +120,19 @@ class Opponents:
         vs_pool = fin[self.kind[fin] == SNAPSHOT]
         self.pool_points += float(ep_points[vs_pool, self.learner_seat[vs_pool]].sum())
         self.pool_hands += len(vs_pool)
+
+    def snapshot_due(self, iteration: int, *, every: int, margin: float, min_hands: int, world_size: int = 1) -> bool:
+        """Whether the learner joins the pool after update ``iteration``: on schedule (every ``every`` updates), when
+        it beats the pool by ``margin`` points per hand over at least ``min_hands`` hands (all processes' hands:
+        with ``world_size`` > 1 every process must call this, the scores are summed), or while the pool is empty."""
+        if world_size > 1:
+            t = torch.tensor([self.pool_points, float(self.pool_hands)], dtype=torch.float64)
+            dist.all_reduce(t)
+            points, hands = float(t[0]), int(t[1])
+        else:
+            points, hands = self.pool_points, self.pool_hands
+        beats_pool = margin > 0 and hands >= min_hands and points / hands >= margin
+        return bool(self.uses_snapshots and ((every and iteration % every == 0) or beats_pool or not self.pool))
 
     def state_dict(self) -> dict:
         """For checkpoints (the keys of ``train_state`` that resume reads back)."""

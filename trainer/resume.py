@@ -1,6 +1,7 @@
-"""Resuming a killed run: its config (``resume_config``), its checkpoint (``training_checkpoint``:
-the weights and everything else the run needs) and putting that back (``restore``), so the resumed
-run continues exactly where the uninterrupted one would be.
+"""Resuming a killed run: its config (``resume_config``), the run's state in one object
+(``TrainingState``), its checkpoint (``training_checkpoint``: the weights and everything else the
+run needs) and putting that back (``restore``), so the resumed run continues exactly where the
+uninterrupted one would be.
 
 Only rank 0's games are saved. Other ranks, and every rank of a run resumed with a different
 number of processes, re-derive their games from (seed, rank, iteration) instead.
@@ -8,7 +9,10 @@ number of processes, re-derive their games from (seed, rank, iteration) instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -41,77 +45,94 @@ def resume_config(path: str, overrides: dict) -> dict:
     return {**ckpt["args"], **overrides}
 
 
-def training_checkpoint(*, network: torch.nn.Module, optimizer: torch.optim.Optimizer, config: dict, rules: Rules,
-                        global_step: int, iteration: int, last_eval: dict, world_size: int, best_metric: float,
-                        elapsed: float, game: VectorGame, storage, opponents: Opponents, ep_points: np.ndarray,
-                        next_obs: np.ndarray, next_mask: np.ndarray, next_player: np.ndarray,
-                        shuffle_rng: np.random.Generator) -> dict:
-    """The checkpoint of a run after update ``iteration``: an agent checkpoint (``agents.ppo`` format:
+@dataclass
+class TrainingState:
+    """Everything a run changes as it trains, in one object: ``okgin/train.py`` steps it,
+    ``training_checkpoint`` saves it and ``restore`` puts a saved one back.
+
+    The run's fixed facts (config, rules, process) come first; then the learner, the games in
+    flight with their pending decisions, and the counters. ``iteration`` is the last update done."""
+
+    args: Any  #: the run's ``okgin_trainer.config.Args``
+    rules: Rules
+    rank: int
+    world_size: int
+    network: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    game: VectorGame
+    storage: Any  #: okgin/train.py's TurnStorage: the learner's decisions of the rollout, linked per player
+    opponents: Opponents
+    shuffle_rng: np.random.Generator  #: minibatch order
+    ep_points: np.ndarray  #: (num_envs, 2) raw points of each running episode
+    next_obs: np.ndarray
+    next_mask: np.ndarray
+    next_player: np.ndarray
+    global_step: int = 0
+    iteration: int = 0
+    best_metric: float = -math.inf  #: best points per hand against best_metric_opponent so far (best.pt)
+    last_eval: dict = field(default_factory=dict)
+    elapsed_before: float = 0.0  #: wall seconds of the run's earlier sessions (before a resume)
+    session_start: float = field(default_factory=time.time)
+
+    def elapsed(self) -> float:
+        """Wall seconds of the whole run, earlier sessions of a resumed run included."""
+        return self.elapsed_before + time.time() - self.session_start
+
+
+def training_checkpoint(state: TrainingState) -> dict:
+    """The checkpoint of a run after update ``state.iteration``: an agent checkpoint (``agents.ppo`` format:
     weights, config, rules) plus what ``restore`` needs to continue the run: the optimizer and, under
     ``train_state``, the games in flight, their pending decisions and every RNG (tensors and plain
-    values, ``weights_only`` loadable). ``config`` is ``asdict(args)``; ``storage`` is train.py's TurnStorage."""
+    values, ``weights_only`` loadable)."""
+    s = state
     ts = {
-        "world_size": world_size, "best_metric": best_metric,
-        "torch_rng": torch.get_rng_state(), "shuffle_rng": shuffle_rng.bit_generator.state,
-        "game": game_state_dict(game), "storage": storage.state_dict(), "ep_points": torch.from_numpy(ep_points.copy()),
-        "next_obs": torch.from_numpy(next_obs.copy()), "next_mask": torch.from_numpy(next_mask.copy()),
-        "next_player": torch.from_numpy(next_player.copy()), "elapsed": elapsed, **opponents.state_dict(),
+        "world_size": s.world_size, "best_metric": s.best_metric,
+        "torch_rng": torch.get_rng_state(), "shuffle_rng": s.shuffle_rng.bit_generator.state,
+        "game": game_state_dict(s.game), "storage": s.storage.state_dict(),
+        "ep_points": torch.from_numpy(s.ep_points.copy()),
+        "next_obs": torch.from_numpy(s.next_obs.copy()), "next_mask": torch.from_numpy(s.next_mask.copy()),
+        "next_player": torch.from_numpy(s.next_player.copy()), "elapsed": s.elapsed(), **s.opponents.state_dict(),
     }
     return {
         "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
         "features_version": FEATURES_VERSION,
-        "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": network.config,
-        "model": network.state_dict(), "optimizer": optimizer.state_dict(), "args": config,
-        "rules": rules.to_dict(), "global_step": global_step, "iteration": iteration, "eval": last_eval,
+        "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": s.network.config,
+        "model": s.network.state_dict(), "optimizer": s.optimizer.state_dict(), "args": asdict(s.args),
+        "rules": s.rules.to_dict(), "global_step": s.global_step, "iteration": s.iteration, "eval": s.last_eval,
         "train_state": ts,
     }
 
 
-@dataclass
-class Resumed:
-    """Where a resumed run continues (the objects passed to ``restore`` are restored in place)."""
-
-    game: VectorGame  #: the same game object, or a new one where the games are re-derived
-    next_obs: np.ndarray
-    next_mask: np.ndarray
-    next_player: np.ndarray
-    global_step: int
-    start_iteration: int  #: the first update still to do
-    best_metric: float
-    last_eval: dict
-    elapsed: float  #: wall seconds of the earlier sessions
-
-
-def restore(ckpt: dict, *, args, rules: Rules, rank: int, world_size: int, network: torch.nn.Module,
-            optimizer: torch.optim.Optimizer, game: VectorGame, storage, opponents: Opponents,
-            ep_points: np.ndarray, shuffle_rng: np.random.Generator) -> Resumed:
-    """Put a checkpoint's run back: weights, optimizer, opponent pool, and (rank 0 of a run with the
+def restore(state: TrainingState, ckpt: dict) -> None:
+    """Put a checkpoint's run back into ``state``: weights, optimizer, opponent pool, and (rank 0 of a run with the
     same number of processes) the games in flight, pending decisions and RNG states, so that the next
-    update is the one the uninterrupted run would have made. ``args`` is the run's ``train.Args``."""
-    ts = ckpt["train_state"]
-    network.load_state_dict(ckpt["model"])
-    optimizer.load_state_dict(ckpt["optimizer"])
-    start_iteration = int(ckpt["iteration"]) + 1
-    opponents.load_pool(ts)
-    if rank == 0 and ts["world_size"] == world_size:
-        load_game_state(game, ts["game"])
-        storage.load_state_dict(ts["storage"])
-        opponents.load_state_dict(ts)
-        ep_points[:] = ts["ep_points"].numpy()
-        next_obs, next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
-        next_player = ts["next_player"].numpy().copy()
+    update is the one the uninterrupted run would have made. Other ranks get new games (``state.game`` is
+    replaced), re-derived deterministically from (seed, rank, iteration)."""
+    s, args, ts = state, state.args, ckpt["train_state"]
+    s.network.load_state_dict(ckpt["model"])
+    s.optimizer.load_state_dict(ckpt["optimizer"])
+    s.iteration = int(ckpt["iteration"])
+    start_iteration = s.iteration + 1
+    s.opponents.load_pool(ts)
+    if s.rank == 0 and ts["world_size"] == s.world_size:
+        load_game_state(s.game, ts["game"])
+        s.storage.load_state_dict(ts["storage"])
+        s.opponents.load_state_dict(ts)
+        s.ep_points[:] = ts["ep_points"].numpy()
+        s.next_obs, s.next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
+        s.next_player = ts["next_player"].numpy().copy()
         torch.set_rng_state(ts["torch_rng"])
-        shuffle_rng.bit_generator.state = ts["shuffle_rng"]
+        s.shuffle_rng.bit_generator.state = ts["shuffle_rng"]
     else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
-        game = VectorGame(args.num_envs, rules, episode=args.episode, autoreset=True,
-                          seed=[args.seed, rank, start_iteration])
-        out = game.reset()
-        opponents.rng = np.random.default_rng([args.seed, rank, start_iteration])
-        opponents.assign(np.arange(args.num_envs))
-        next_obs, next_mask = out.observation, out.legal_action_mask
-        next_player = out.current_player.astype(np.int64)
-        torch.manual_seed(args.seed + 1000 * rank + start_iteration)
-    return Resumed(game=game, next_obs=next_obs, next_mask=next_mask, next_player=next_player,
-                   global_step=int(ckpt["global_step"]), start_iteration=start_iteration,
-                   best_metric=float(ts["best_metric"]), last_eval=ckpt.get("eval", {}),
-                   elapsed=float(ts.get("elapsed", 0.0)))
+        s.game = VectorGame(args.num_envs, s.rules, episode=args.episode, autoreset=True,
+                            seed=[args.seed, s.rank, start_iteration])
+        out = s.game.reset()
+        s.opponents.rng = np.random.default_rng([args.seed, s.rank, start_iteration])
+        s.opponents.assign(np.arange(args.num_envs))
+        s.next_obs, s.next_mask = out.observation, out.legal_action_mask
+        s.next_player = out.current_player.astype(np.int64)
+        torch.manual_seed(args.seed + 1000 * s.rank + start_iteration)
+    s.global_step = int(ckpt["global_step"])
+    s.best_metric = float(ts["best_metric"])
+    s.last_eval = ckpt.get("eval", {})
+    s.elapsed_before, s.session_start = float(ts.get("elapsed", 0.0)), time.time()  # the wall clock continues
