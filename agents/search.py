@@ -60,7 +60,7 @@ from okgin_env.rules import Rules
 from . import kernels as k
 from .base import Agent, check_batch
 from .expert import ExpertAgent
-from .simple import _simple_kernel
+from .simple import simple_actions
 
 DEFAULT_WORLDS = 10  #: first-pass worlds per candidate action (``search`` = ``search:10``)
 EXTRA_FACTOR = 5  #: a decision where an alternative leads gets EXTRA_FACTOR * K more worlds (``extra``)
@@ -204,7 +204,7 @@ class SearchAgent(Agent):
         if self.rollout == "expert":
             return self.expert.act(obs, mask)
         act = np.empty(len(obs), np.int64)
-        _simple_kernel(obs, mask, _uniform(noise_seed, ply), act)
+        simple_actions(obs, mask, _uniform(noise_seed, ply), act)
         return act
 
 
@@ -313,7 +313,7 @@ def _candidates_kernel(obs, mask, expert, points, cand):
             if best_knock >= 0 and not _listed(cand[b], n, best_knock):
                 cand[b, n] = best_knock
                 n += 1
-        elif ph >= 0:
+        elif ph != k.NO_DECISION:
             for a in (TAKE_DISCARD, DRAW_STOCK, PASS):
                 if m[a] and not _listed(cand[b], n, a) and n < width:
                     cand[b, n] = a

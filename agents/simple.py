@@ -32,12 +32,16 @@ class SimpleAgent(Agent):
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs, mask = check_batch(observations, action_masks)
         out = np.empty(len(obs), np.int64)
-        _simple_kernel(obs, mask, self.rng.random(len(obs)), out)
+        simple_actions(obs, mask, self.rng.random(len(obs)), out)
         return out
 
 
 @njit(cache=True)
-def _simple_kernel(obs, mask, noise, out):
+def simple_actions(obs, mask, noise, out):
+    """The simple player's action for each row into ``out`` ((B,) int64): observations (B, OBS_SIZE)
+    float32, legal masks (B, 107) bool, ``noise`` (B,) floats in [0, 1) that break discard ties
+    among suits. A kernel, for callers that supply their own noise (``SimpleAgent.act`` draws it
+    from its generator; the search's rollouts hash it from a seed)."""
     ms = np.empty(4, np.int64)
     work = np.empty(8, np.int64)
     after = np.empty(NUM_CARDS, np.int64)

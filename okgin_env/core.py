@@ -19,14 +19,20 @@ This module is the rule book in code (``docs/RULES.md`` is the binding text). In
 Everything per game lives in numpy arrays with the batch axis first (``GameState``); the
 per-game logic runs in numba kernels that loop over the batch, so no Python code runs per
 game or per card while stepping.
+
+Kernel convention (here, in ``vector_kernels`` and in ``determinize``): a kernel takes the state
+as one tuple (``GameState.arrays()``) and reads each field by its index constant
+(``st[ST_HANDS]``), checked against the field names at import (``check_indices``); a step's
+outputs (``out[OUT_FLAGS]``), a ``HandResult``'s arrays (``res[RES_INTS]``) and the vector
+env's own arrays (``env[EV_SEAT]``) travel the same way, so two arrays of one type cannot be
+swapped at a call site. The phases and the game's fixed numbers come from ``okgin_env.constants``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from enum import IntEnum
 from operator import attrgetter
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
@@ -34,35 +40,14 @@ from numba import njit
 from . import melds as _melds
 from .actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, card_text, parse_deck
+from .constants import (GAME_BONUS, LINE_BONUS, MAX_KNOCK_LIMIT, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,  # noqa: F401
+                        PH_OFFER_DEALER, PH_OFFER_NONDEALER, PH_OVER, STOCK_START, UPCARD_POS, WALL, Phase)
 from .observation import (CANNOT_DISCARD, DEADWOOD_SCALE, DISCARD_DEADWOOD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT,
                           OBS_FIELDS, OBS_SIZE, OPP_DECLINED, OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED,
                           SCORES, STOCK_SCALE, STOCK_SIZE)
 from .rules import NEXT_DEALER_CHOICES, Rules
 
-UPCARD_POS = 2 * HAND_SIZE  #: deck[20] is the upcard
-STOCK_START = UPCARD_POS + 1  #: deck[21] is the first stock card
-WALL = 2  #: an ordinary discard leaving this many stock cards voids the hand
 EPISODES = ("hand", "game")
-
-
-class Phase(IntEnum):
-    """Whose decision it is and of what kind."""
-
-    OFFER_NONDEALER = 0  #: non-dealer: take the upcard or pass
-    OFFER_DEALER = 1  #: dealer: take the upcard or pass
-    FORCED_DRAW = 2  #: non-dealer after both passed: draw the stock (only legal action)
-    DRAW = 3  #: start of a turn: draw the stock or take the top discard
-    DISCARD = 4  #: after taking a card: discard or knock
-    OVER = 5  #: the episode has ended
-
-
-# The phases as plain ints for the kernels (numba reads module globals, not enum members).
-PH_OFFER_NONDEALER = int(Phase.OFFER_NONDEALER)
-PH_OFFER_DEALER = int(Phase.OFFER_DEALER)
-PH_FORCED_DRAW = int(Phase.FORCED_DRAW)
-PH_DRAW = int(Phase.DRAW)
-PH_DISCARD = int(Phase.DISCARD)
-PH_OVER = int(Phase.OVER)
 
 
 @dataclass
@@ -118,14 +103,21 @@ _state_getter = attrgetter(*_STATE_FIELDS)
  ST_KNOCK_LIMIT, ST_TURNS, ST_SCORES, ST_HANDS_WON, ST_TAKEN, ST_DISCARDED, ST_DECLINED, ST_DONE) = range(17)
 
 
-def _check_indices(prefix: str, names: Sequence[str]) -> None:
-    """Fail at import if the PREFIX_NAME index constants do not follow ``names``."""
+def check_indices(namespace: dict[str, Any], prefix: str, names: Sequence[str]) -> None:
+    """Fail at import unless the PREFIX_NAME index constants in ``namespace`` (a module's
+    ``globals()``) number ``names`` in order, and no other PREFIX_ constant exists: how each module
+    that passes a tuple of arrays to its kernels checks the indices they read it by."""
     for k, name in enumerate(names):
-        if globals().get(prefix + name.upper()) != k:
+        if namespace.get(prefix + name.upper()) != k:
             raise RuntimeError(f"{prefix}{name.upper()} must be {k}: the index constants must follow {names}")
-    extra = {k for k in globals() if k.startswith(prefix)} - {prefix + name.upper() for name in names}
+    extra = {k for k in namespace if k.startswith(prefix)} - {prefix + name.upper() for name in names}
     if extra:
         raise RuntimeError(f"{', '.join(sorted(extra))} name no field of {names}")
+
+
+def _check_indices(prefix: str, names: Sequence[str]) -> None:
+    """``check_indices`` on this module's own constants."""
+    check_indices(globals(), prefix, names)
 
 
 _check_indices("ST_", _STATE_FIELDS)
@@ -218,7 +210,6 @@ class StepOutput:
 # Rule parameters as one int array for the kernels.
 RP_KNOCK_LIMIT, RP_GIN, RP_UNDERCUT, RP_NEXT_DEALER, RP_DISCARD_TAKEN, RP_SPADE_DOUBLE, \
     RP_TARGET, RP_GAME_BONUSES, RP_MAX_TURNS, RP_GAME_EPISODE = range(10)
-LINE_BONUS, GAME_BONUS = 25, 100
 
 # Per-game outputs of one step, as the step kernel receives them (one tuple, read like GameState's):
 # rewards (N, 2) float32; flags (4, N) bool, rows F_* (contiguous rows: StepOutput's terminated, ...);
@@ -290,7 +281,8 @@ def _deal_kernel(idx, decks, dealers, rp, st, ended, new_episode):
         turns[i] = 0
         done[i] = False
         rank = up % NUM_RANKS
-        knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else (0 if rank == 0 else min(rank + 1, 10))
+        knock_limit[i] = rp[RP_KNOCK_LIMIT] if rp[RP_KNOCK_LIMIT] >= 0 else \
+            (0 if rank == 0 else min(rank + 1, MAX_KNOCK_LIMIT))
 
 
 @njit(cache=True)
@@ -674,12 +666,16 @@ class VectorGame:
             dealers = self.rng.integers(0, 2, len(idx))
         self._deal(idx, decks, dealers, new_episode=True)
 
-    def _redeal(self, idx: np.ndarray) -> None:
-        """New random episodes in games ``idx`` (dealers, then decks, drawn as ``reset`` draws them), not observed."""
-        self._new_games(idx, None, self.rng.integers(0, 2, len(idx)))
+    def deal_new_episodes(self, games: np.ndarray) -> None:
+        """New random episodes in games ``games`` (int64 indices; dealers, then decks, drawn from the
+        game's generator as ``reset`` draws them), without observing them: the caller writes the
+        views (``reset(games=...)`` is the observing form)."""
+        self._new_games(games, None, self.rng.integers(0, 2, len(games)))
 
-    def _deal_next_hands(self, need_deal: np.ndarray, next_dealer: np.ndarray) -> None:
-        """The next hand of a game episode where ``need_deal`` (a random deck each), not observed."""
+    def deal_next_hands(self, need_deal: np.ndarray, next_dealer: np.ndarray) -> None:
+        """The next hand of a game episode in each game where ``need_deal`` ((N,) bool), dealt by
+        ``next_dealer`` ((N,) int8; a random deck each), without observing it. Both come from a
+        step's outputs: ``out[OUT_FLAGS][F_NEED_DEAL]`` and ``out[OUT_NEXT_DEALER]``."""
         idx = np.flatnonzero(need_deal)
         self._deal(idx, self._random_decks(len(idx)), next_dealer[idx])
 
@@ -830,7 +826,7 @@ class VectorGame:
         if not observed:
             terminated, truncated, _, need_deal = outs[OUT_FLAGS]
             if deals:
-                self._deal_next_hands(need_deal, outs[OUT_NEXT_DEALER])
+                self.deal_next_hands(need_deal, outs[OUT_NEXT_DEALER])
             if self.autoreset and over:
                 self._new_games(np.flatnonzero(terminated | truncated))
             # games that did not move kept their state, so only the others are observed again
@@ -895,6 +891,29 @@ class VectorGame:
         v = self._mask.view()
         v.flags.writeable = False
         return v
+
+    # ------------------------------------------------------------ for fused kernels
+    # A caller that steps the games with kernels of its own (the vector env's fused rounds,
+    # ``okgin_env.vector_kernels``, built on ``_transition`` and ``_observe_split``) hands them the
+    # arrays below, as ``step`` hands them to the core's kernels: rp, st = state.arrays(), res, out.
+
+    @property
+    def rule_params(self) -> np.ndarray:
+        """(10,) int64 the rules and episode kind as the kernels read them (``rp[RP_*]``; read only)."""
+        return self._rp
+
+    @property
+    def mask_buffer(self) -> np.ndarray:
+        """(N, 107) bool the array behind ``legal_action_mask``, writable: kernels that move games
+        write their new masks here in place (everyone else reads ``legal_action_mask``)."""
+        return self._mask
+
+    def step_buffers(self) -> tuple[tuple, HandResult]:
+        """Blank outputs for the step kernels: ``out`` (rewards (N, 2) float32, flags (4, N) bool in
+        rows ``F_*``, next_dealer (N,) int8, and the game's own ended flags (N, 2) bool, kept across
+        steps), read as out[OUT_*], and a blank ``HandResult`` (its arrays() are ``res``). A caller
+        that keeps them must blank the rows a hand ended in before the next round."""
+        return self._blank_outputs()
 
     # ---------------------------------------------------------- save / restore
     # (module-level helpers at the end of this file: check_state and friends)
@@ -1064,7 +1083,7 @@ def check_state(state: GameState, rules: Rules, episode: str) -> None:
     for name, low, high in (("deck", 0, NUM_CARDS - 1), ("stock_next", STOCK_START, NUM_CARDS),
                             ("pile_size", 0, NUM_CARDS), ("dealer", 0, 1), ("current_player", -1, 1),
                             ("phase", 0, int(Phase.OVER)), ("taken_card", -1, NUM_CARDS - 1),
-                            ("knock_limit", 0, 10), ("turns", 0, np.iinfo(np.int16).max),
+                            ("knock_limit", 0, MAX_KNOCK_LIMIT), ("turns", 0, np.iinfo(np.int16).max),
                             ("scores", 0, np.iinfo(np.int32).max), ("hands_won", 0, np.iinfo(np.int32).max)):
         a = getattr(s, name)
         out = ((a < low) | (a > high)).reshape(n, -1).any(axis=1)

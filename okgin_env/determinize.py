@@ -58,13 +58,16 @@ from numba import njit
 
 from . import melds as _melds
 from .cards import HAND_SIZE, NUM_CARDS
-from .core import EPISODES, UPCARD_POS, GameState, Phase
+from .constants import (FULL_STOCK, NUM_DECISION_PHASES, NUM_KNOCK_LIMITS, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,
+                        PH_OFFER_NONDEALER, UPCARD_POS)
+from .core import (EPISODES, ST_CURRENT_PLAYER, ST_DEALER, ST_DECK, ST_DECLINED, ST_DISCARDED, ST_HANDS, ST_HANDS_WON,
+                   ST_KNOCK_LIMIT, ST_PHASE, ST_PILE, ST_PILE_SIZE, ST_SCORES, ST_STOCK_NEXT, ST_TAKEN, ST_TAKEN_CARD,
+                   ST_TURNS, GameState)
 from .observation import (CANNOT_DISCARD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT, OBS_SIZE, OPP_DECLINED,
                           OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES, STOCK_SCALE, STOCK_SIZE)
 from .rules import Rules
 
-NUM_PHASES = int(Phase.OVER)  #: decision phases in the observation's phase one-hot
-FULL_STOCK = int(STOCK_SCALE)  #: stock cards right after the deal
+_RUN_DW = _melds.RUN_DEADWOOD  # read as a global by the kernel (numba freezes it), as the core's kernels do
 
 
 def observation_episode(observations: np.ndarray) -> np.ndarray:
@@ -81,10 +84,10 @@ def _check_observations(obs: np.ndarray, rules: Rules, episode: str) -> None:
     if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or len(obs) < 1:
         raise ValueError(f"observations must have shape (B, {OBS_SIZE}) with B >= 1, got {obs.shape}")
     cards = lambda off: obs[:, off:off + NUM_CARDS] > 0.5  # noqa: E731 - a 52-card field as bools
-    phase = obs[:, PHASE:PHASE + NUM_PHASES] > 0.5
+    phase = obs[:, PHASE:PHASE + NUM_DECISION_PHASES] > 0.5
     bad("determinize needs the observation of the player to move (its phase one-hot is empty)",
         phase.sum(axis=1) != 1)
-    discard = phase[:, Phase.DISCARD]
+    discard = phase[:, PH_DISCARD]
     hand, taken = cards(OWN_HAND).sum(axis=1), cards(OPP_TAKEN).sum(axis=1)
     bad("own_hand must hold 10 cards (11 in the discard phase)", hand != HAND_SIZE + discard)
     top = cards(DISCARD_TOP).sum(axis=1)
@@ -97,7 +100,7 @@ def _check_observations(obs: np.ndarray, rules: Rules, episode: str) -> None:
     unseen = NUM_CARDS - known.sum(axis=1)
     bad("stock_size does not match the unseen cards left after the opponent's hand",
         (taken > HAND_SIZE) | (unseen - (HAND_SIZE - taken) != stock))
-    bad("knock_limit must be one-hot", (obs[:, KNOCK_LIMIT:KNOCK_LIMIT + 11] > 0.5).sum(axis=1) != 1)
+    bad("knock_limit must be one-hot", (obs[:, KNOCK_LIMIT:KNOCK_LIMIT + NUM_KNOCK_LIMITS] > 0.5).sum(axis=1) != 1)
     game = observation_episode(obs)
     bad(f"the observation's episode does not match episode={episode!r}", game != (episode == "game"))
     if episode == "game":
@@ -164,17 +167,20 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator 
     s = GameState.empty(n)
     target = rules.target_score if episode == "game" else 0
     _determinize_kernel(obs, int(worlds), int(player), order, stock_order, draws.astype(np.int64),
-                        _melds.RUN_DEADWOOD, not rules.discard_taken_card, target,
-                        rules.max_turns_per_hand, s.deck, s.hands, s.stock_next, s.pile, s.pile_size, s.dealer,
-                        s.current_player, s.phase, s.taken_card, s.knock_limit, s.turns, s.scores, s.hands_won,
-                        s.taken, s.discarded, s.declined)
+                        not rules.discard_taken_card, target, rules.max_turns_per_hand, s.arrays())
     return s
 
 
 @njit(cache=True)
-def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, blocks_taken, target, max_turns,
-                        s_deck, s_hands, s_stock_next, s_pile, s_pile_size, s_dealer, s_cur, s_phase, s_taken_card,
-                        s_knock_limit, s_turns, s_scores, s_hands_won, s_taken, s_discarded, s_declined):
+def _determinize_kernel(obs, worlds, p, order, stock_order, draws, blocks_taken, target, max_turns, st):
+    """Write world ``i % worlds`` of observation ``i // worlds`` into row i of the state ``st``
+    (``GameState.arrays()``, read by the ST_* indices): ``order[i]`` deals the unseen cards to the
+    opponent, ``stock_order[i]`` orders the stock; see ``determinize`` for the other arguments."""
+    s_deck, s_hands, s_stock_next, s_pile = st[ST_DECK], st[ST_HANDS], st[ST_STOCK_NEXT], st[ST_PILE]
+    s_pile_size, s_dealer, s_cur, s_phase = st[ST_PILE_SIZE], st[ST_DEALER], st[ST_CURRENT_PLAYER], st[ST_PHASE]
+    s_taken_card, s_knock_limit, s_turns = st[ST_TAKEN_CARD], st[ST_KNOCK_LIMIT], st[ST_TURNS]
+    s_scores, s_hands_won, s_taken = st[ST_SCORES], st[ST_HANDS_WON], st[ST_TAKEN]
+    s_discarded, s_declined = st[ST_DISCARDED], st[ST_DECLINED]
     q = 1 - p
     rest = np.empty(NUM_CARDS, np.int64)  # the non-stock cards, upcard first
     ms = np.empty(4, np.int64)
@@ -183,8 +189,8 @@ def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, block
     tmp = np.empty(4, np.int64)
     for i in range(order.shape[0]):
         o = obs[i // worlds]
-        ph = 0
-        for k in range(NUM_PHASES):
+        ph = PH_OFFER_NONDEALER  # (set below: the observation's phase one-hot was checked)
+        for k in range(NUM_DECISION_PHASES):
             if o[PHASE + k] > 0.5:
                 ph = k
         top = -1
@@ -195,7 +201,7 @@ def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, block
                 top = c
             if o[CANNOT_DISCARD + c] > 0.5 and blocks_taken:
                 blocked = c
-        for k in range(11):
+        for k in range(NUM_KNOCK_LIMITS):
             if o[KNOCK_LIMIT + k] > 0.5:
                 limit = k
         stock = int(o[STOCK_SIZE] * STOCK_SCALE + 0.5)
@@ -223,8 +229,8 @@ def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, block
             s_discarded[i, q, c] = opp_disc
             s_declined[i, q, c] = o[OPP_DECLINED + c] > 0.5
             s_taken[i, p, c] = own and (opp_disc or c == blocked)
-            s_discarded[i, p, c] = ph >= 3 and (in_pile or opp_taken) and not opp_disc
-            s_declined[i, p, c] = ph == 2 and c == top
+            s_discarded[i, p, c] = ph >= PH_DRAW and (in_pile or opp_taken) and not opp_disc
+            s_declined[i, p, c] = ph == PH_FORCED_DRAW and c == top
             n_opp += opp_taken
             if s_taken[i, p, c] and c != blocked:
                 own_taken += 1
@@ -241,7 +247,7 @@ def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, block
         n_opp = min(n_opp, HAND_SIZE + extra)
         for _ in range(n_opp - HAND_SIZE):  # the prior: drop the card that leaves the least deadwood
             _melds.masks_of_row(s_hands[i, q], ms)
-            _melds.deadwood_after_discard_of_masks(ms, run_dw, after, cand, tmp)
+            _melds.deadwood_after_discard_of_masks(ms, _RUN_DW, after, cand, tmp)
             drop = -1
             for c in range(NUM_CARDS):
                 if s_hands[i, q, c] and not s_taken[i, q, c] and (drop < 0 or after[c] < after[drop]):
@@ -277,11 +283,11 @@ def _determinize_kernel(obs, worlds, p, order, stock_order, draws, run_dw, block
         s_dealer[i] = p if o[IS_DEALER] > 0.5 else q
         s_cur[i] = p
         s_phase[i] = ph
-        s_taken_card[i] = blocked if ph == 4 else -1
+        s_taken_card[i] = blocked if ph == PH_DISCARD else -1
         s_knock_limit[i] = limit
-        drew_now = 1 if ph == 4 and blocked < 0 and n_pile > 0 else 0
+        drew_now = 1 if ph == PH_DISCARD and blocked < 0 and n_pile > 0 else 0
         turns = 0
-        if ph >= 3:  # completed turns: stock draws and pile takes the observation shows
+        if ph >= PH_DRAW:  # completed turns (the offer has none): stock draws and pile takes the observation shows
             turns = (FULL_STOCK - stock - drew_now) + n_known + own_taken
         s_turns[i] = max(0, min(turns, max_turns - 1))
         if target > 0:

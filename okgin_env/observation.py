@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import NUM_CARDS
+from .constants import FULL_STOCK, NUM_DECISION_PHASES, NUM_KNOCK_LIMITS
 
 OBS_VERSION = 1
 
@@ -43,9 +44,9 @@ _FIELD_SIZES = (
     ("opp_declined", NUM_CARDS),
     ("cannot_discard", NUM_CARDS),
     ("discard_deadwood", NUM_CARDS),
-    ("knock_limit", 11),
+    ("knock_limit", NUM_KNOCK_LIMITS),
     ("stock_size", 1),
-    ("phase", 5),
+    ("phase", NUM_DECISION_PHASES),
     ("is_dealer", 1),
     ("scores", 3),
 )
@@ -81,7 +82,7 @@ PHASE = OBS_OFFSET["phase"]
 IS_DEALER = OBS_OFFSET["is_dealer"]
 SCORES = OBS_OFFSET["scores"]
 DEADWOOD_SCALE = 110.0  #: discard_deadwood = (DEADWOOD_SCALE - deadwood) / DEADWOOD_SCALE
-STOCK_SCALE = 31.0  #: stock_size = cards in stock / STOCK_SCALE
+STOCK_SCALE = float(FULL_STOCK)  #: stock_size = cards in stock / STOCK_SCALE (31.0)
 
 
 def obs_field(obs: np.ndarray, name: str) -> np.ndarray:

@@ -3,8 +3,8 @@
 This module exists to check the fast engine (``okgin_env.core`` and the numba meld
 kernels in ``okgin_env.melds``) against something that is *obviously* right. It is
 written for clarity, not speed, and shares no code with the engine beyond the card
-encoding (``cards.py``), the rule options (``rules.py``) and the action ids
-(``actions.py``). Nothing here is used by the environment itself.
+encoding (``cards.py``), the rule options (``rules.py``), the action ids (``actions.py``) and
+the phase names (``constants.Phase``). Nothing here is used by the environment itself.
 
 Melds and deadwood are computed by brute force: list every set and every run that the
 hand contains, then enumerate every collection of pairwise disjoint melds (every
@@ -29,7 +29,6 @@ Public interface
 from __future__ import annotations
 
 import random
-from enum import IntEnum
 from functools import lru_cache
 from itertools import combinations
 from typing import Callable, Iterable, Sequence
@@ -38,21 +37,8 @@ import numpy as np
 
 from .actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from .cards import HAND_SIZE, NUM_CARDS, NUM_RANKS, NUM_SUITS, card_text, parse_deck
+from .constants import Phase  # the phases' names and numbers are the spec's, shared like the action ids
 from .rules import Rules
-
-
-class Phase(IntEnum):
-    """Phases, numbered as ``okgin_env.core.Phase``.
-
-    Defined again here to keep the reference independent of the engine.
-    """
-
-    OFFER_NONDEALER = 0  #: the non-dealer may take the upcard or pass
-    OFFER_DEALER = 1  #: the non-dealer passed; the dealer may take the upcard or pass
-    FORCED_DRAW = 2  #: both passed; the non-dealer must draw from the stock
-    DRAW = 3  #: start of an ordinary turn: draw from the stock or take the discard
-    DISCARD = 4  #: a card was taken: discard or knock
-    OVER = 5  #: the episode is over
 
 
 #: cards dealt + upcard; the stock starts at this deck position

@@ -68,12 +68,13 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
-from .core import F_NEED_DEAL, HandResult, VectorGame
+from .core import F_NEED_DEAL, OUT_FLAGS, OUT_NEXT_DEALER, HandResult, VectorGame
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
-from .vector_kernels import advance, clear_log, close_episodes, illegal_rows, merge_logs, opponent_move, views
+from .vector_kernels import (E_DONE, E_TERMINATED, E_TRUNCATED, advance, clear_log, close_episodes, illegal_rows,
+                             merge_logs, opponent_move, views)
 
 # hand_result fields in infos -> the HandResult property that holds them
 HAND_RESULT_FIELDS = {
@@ -94,7 +95,7 @@ class HandLog:
 
     def clear(self, games: np.ndarray | None = None) -> None:
         if games is None:  # the rows with hands only: the others are blank already
-            clear_log(*self.arrays())
+            clear_log(self.arrays())
             return
         sel = games
         self.count[sel] = 0
@@ -181,7 +182,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         # scratch of the fused rounds (okgin_env.vector_kernels): games whose view is to be written,
         # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
         self._st = self.game.state.arrays()
-        self._rp = self.game._rp
+        self._rp = self.game.rule_params
         self._changed = np.zeros(n, bool)
         self._ended_idx = np.zeros(n, np.int64)
         self._real_idx = np.zeros(n, np.int64)
@@ -192,10 +193,15 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._opp_idx = np.zeros(n, np.int64)
         self._actions = np.zeros(n, np.int64)
         self._move = np.zeros(n, bool)
-        self._res = HandResult(n)
+        self._out, self._res = self.game.step_buffers()
         self._res_arrays = self._res.arrays()
-        self._out = (np.zeros((n, 2), np.float32), np.zeros((4, n), bool), np.zeros(n, np.int8), self.game._ended)
         self._game_episode = self.config.episode == "game"
+        # the kernels' views of the arrays above (okgin_env.vector_kernels: EV_* and RW_* name the
+        # fields); the arrays are written in place, never rebound
+        self._env_arrays = (self._seat, self._pending, self._changed, self._actions, self._move, self.game.mask_buffer,
+                            self._step_log.arrays(), self._reset_log.arrays(), self._opp_idx, self._ended_idx,
+                            self._real_idx, self._skip)
+        self._reward_cfg = (self._points, self._scale, self._game_episode)
         self._ready = False
 
     # ---------------------------------------------------------------- opponent
@@ -262,7 +268,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                              f"{NUM_ACTIONS - 1}, got {a.dtype} {a.shape}")
         a = a.astype(np.int64, copy=False)
         illegal = np.empty(self.num_envs, bool)
-        any_illegal = illegal_rows(a, self.game._mask, illegal) > 0
+        any_illegal = illegal_rows(a, self.game.mask_buffer, illegal) > 0
         if any_illegal and not self._terminate:
             g = int(np.argmax(illegal))
             what = action_text(int(a[g])) if 0 <= a[g] < NUM_ACTIONS else f"out of range 0-{NUM_ACTIONS - 1}"
@@ -319,17 +325,17 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         the opponent ends before the learner's first decision is dealt again (``_skipped``).
         """
         n = self.num_envs
-        done, terminated, truncated = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
+        ends = np.zeros((3, n), bool)
+        done, terminated, truncated = ends[E_DONE], ends[E_TERMINATED], ends[E_TRUNCATED]
+        step = (reward, fresh, self._obs)
         final_obs = final_seat = None
-        flags = self._out[1]
         k = -1  # games the opponent is to move in, once their views are written
         while True:
             if over or illegal is not None:
                 final_views = np.empty((n, OBS_SIZE), np.float32)
                 n_ended, n_real, n_skip = close_episodes(
-                    self._st, self._rp, flags, self._no_illegal if illegal is None else illegal, self._seat, fresh,
-                    self._changed, done, terminated, truncated, self._ended_idx, self._real_idx, self._skip,
-                    final_views)
+                    self._rp, self._st, self._out, self._env_arrays, step,
+                    self._no_illegal if illegal is None else illegal, ends, final_views)
                 if n_real:
                     if final_obs is None:
                         final_obs = np.empty(n, dtype=object)  # numpy fills it with None
@@ -344,17 +350,16 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                                            "before the learner could act")
                     self._pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
                     self._reset_log.clear(skip)
-                self.game._redeal(self._ended_idx[:n_ended])
+                self.game.deal_new_episodes(self._ended_idx[:n_ended])
                 if n_real:
                     self._new_seats(self._real_idx[:n_real])
                 illegal = None
                 k = -1
             if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
                 opp_obs, opp_mask = self._opponent_buffers()
-                k = views(self._changed, self._seat, self._rp, self._st, self._obs, self.game._mask, opp_obs,
-                          opp_mask, self._opp_idx, self._opp_observes)
+                k = views(self._rp, self._st, self._env_arrays, step, (opp_obs, opp_mask), self._opp_observes)
             if k == 0:
-                self._mask = self.game._mask.copy()
+                self._mask = self.game.mask_buffer.copy()
                 return done, terminated, truncated, final_obs, final_seat
             given = opp_obs[:k] if self._opp_observes else self._zero_obs[:k]
             over, k, opp_obs, opp_mask = self._opponent_round(given, opp_mask[:k], self._opp_idx[:k], reward, fresh)
@@ -376,25 +381,22 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
                                check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
-        bad, deals, over, k = opponent_move(
-            idx, acts, self._actions, self._move, self._rp, self._st, self._res_arrays, self._out, self._seat, fresh,
-            self._points, self._scale, self._game_episode, reward, self._pending, self._step_log.arrays(),
-            self._reset_log.arrays(), self._changed, self._obs, self.game._mask, opp_obs, opp_mask, self._opp_idx,
-            self._opp_observes)
+        bad, deals, over, k = opponent_move(idx, acts, self._rp, self._st, self._res_arrays, self._out,
+                                            self._env_arrays, self._reward_cfg, (reward, fresh, self._obs),
+                                            (opp_obs, opp_mask), self._opp_observes)
         if bad >= 0:
             raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
         if deals:  # a game episode goes on with a new hand
-            self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
+            self.game.deal_next_hands(self._out[OUT_FLAGS][F_NEED_DEAL], self._out[OUT_NEXT_DEALER])
         return over, k, opp_obs, opp_mask
 
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
         ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
-        deals, over = advance(idx, acts, self._actions, self._move, self._rp, self._st, self._res_arrays, self._out,
-                              self._seat, fresh, self._points, self._scale, self._game_episode, reward,
-                              self._pending, self._step_log.arrays(), self._reset_log.arrays(), self._changed)
+        deals, over = advance(idx, acts, self._rp, self._st, self._res_arrays, self._out, self._env_arrays,
+                              self._reward_cfg, (reward, fresh, self._obs))
         if deals:  # a game episode goes on with a new hand
-            self.game._deal_next_hands(self._out[1][F_NEED_DEAL], self._out[2])
+            self.game.deal_next_hands(self._out[OUT_FLAGS][F_NEED_DEAL], self._out[OUT_NEXT_DEALER])
         return over
 
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:

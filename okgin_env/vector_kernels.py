@@ -14,11 +14,51 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core import (MASK_ONLY, F_HAND_OVER, F_TERMINATED, F_TRUNCATED, OUT_FLAGS, OUT_REWARDS, RES_BOOLS,
-                   RES_INTS, RI_GAME_WINNER, RI_WINNER, ST_CURRENT_PLAYER, _observe_split, _transition)
+from .core import (F_HAND_OVER, F_TERMINATED, F_TRUNCATED, MASK_ONLY, OUT_FLAGS, OUT_REWARDS, RES_BOOLS, RES_INTS,
+                   RI_GAME_WINNER, RI_WINNER, ST_CURRENT_PLAYER, _observe_split, _transition, check_indices)
 
-# log = (count (N,) int32, net (N,) float64, ints (N, R) int32, bools (N, B) bool): a HandLog's arrays
+# The kernels take the core's tuples as the core's kernels do (rp, st, res, out: ``VectorGame.rule_params``,
+# ``state.arrays()``, ``HandResult.arrays()``, ``VectorGame.step_buffers()``) and the env's arrays as the
+# tuples below, and read every field by its index constant (checked at import), never by position.
+
+# A hand log (``vector.HandLog.arrays()``): count (N,) int32 hands ended in the step, net (N,) float64
+# the learner's net points over them, ints (N, R) int32 and bools (N, B) bool the last one's result row
+_LOG_FIELDS = ("count", "net", "ints", "bools")
 LOG_COUNT, LOG_NET, LOG_INTS, LOG_BOOLS = range(4)
+check_indices(globals(), "LOG_", _LOG_FIELDS)
+
+# The env's per-game arrays, allocated once and never rebound (``OkginVectorEnv`` builds the tuple once):
+# seat (N,) int8 the learner's seat; pending (N,) float64 reward of hands the opponent ended before the
+# learner's first decision; changed (N,) bool games whose views are to be written; actions (N,) int64 and
+# move (N,) bool the core's step scratch (blank between calls); mask (N, 107) bool the core's legal-action
+# masks (``VectorGame.mask_buffer``); step_log, reset_log hand logs (LOG_*); opp_idx (N,) int64 the game of
+# each of the opponent's packed rows; ended_idx, real_idx (N,) int64 and skip (N,) bool what
+# ``close_episodes`` found.
+_ENV_FIELDS = ("seat", "pending", "changed", "actions", "move", "mask", "step_log", "reset_log", "opp_idx",
+               "ended_idx", "real_idx", "skip")
+(EV_SEAT, EV_PENDING, EV_CHANGED, EV_ACTIONS, EV_MOVE, EV_MASK, EV_STEP_LOG, EV_RESET_LOG, EV_OPP_IDX, EV_ENDED_IDX,
+ EV_REAL_IDX, EV_SKIP) = range(12)
+check_indices(globals(), "EV_", _ENV_FIELDS)
+
+# How the learner is rewarded (fixed for the env): points (bool) its net points times scale (float), else
+# +-1/0 by the winner of the hand, or of the game where game_episode (bool)
+_REWARD_FIELDS = ("points", "scale", "game_episode")
+RW_POINTS, RW_SCALE, RW_GAME_EPISODE = range(3)
+check_indices(globals(), "RW_", _REWARD_FIELDS)
+
+# One step's arrays (new each step): reward (N,) float64 the learner's; fresh (N,) bool games whose new
+# episode the learner has not seen yet; obs (N, OBS_SIZE) float32 the learner's views
+_STEP_FIELDS = ("reward", "fresh", "obs")
+SP_REWARD, SP_FRESH, SP_OBS = range(3)
+check_indices(globals(), "SP_", _STEP_FIELDS)
+
+# The opponent's packed views of the next round (new each round, it may keep them): obs (N, OBS_SIZE)
+# float32, mask (N, 107) bool; row j is game env[EV_OPP_IDX][j]
+_OPP_FIELDS = ("obs", "mask")
+OP_OBS, OP_MASK = range(2)
+check_indices(globals(), "OP_", _OPP_FIELDS)
+
+E_DONE, E_TERMINATED, E_TRUNCATED = range(3)  #: rows of the (3, N) bool ``ends`` that ``close_episodes`` writes
 
 
 @njit(cache=True)
@@ -44,17 +84,20 @@ def illegal_rows(actions, mask, illegal):
 
 
 @njit(cache=True)
-def advance(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode,
-            reward, pending, step_log, reset_log, changed):
+def advance(idx, acts, rp, st, res, out, env, rw, step):
     """Play ``acts[j]`` in game ``idx[j]`` (legal: checked before) and book every hand that ends.
 
-    ``actions``/``move``/``res``/``out`` are the env's scratch buffers (cleared again here). For each
-    ended hand the learner (``seat``) earns its net points times ``scale`` (``points``) or +-1/0
-    by the winner of the hand or game: into ``reward`` and ``step_log``, or for a ``fresh`` episode
-    (not yet seen by the learner) into ``pending`` and ``reset_log``. Moved games are marked
-    ``changed`` (their views are written by ``views``). Returns (games needing a new deal,
+    The core's step scratch (env's actions, move; ``res``, ``out``) is blank again on return. For
+    each ended hand the learner (env's seat) earns its net points times the scale or +-1/0 by the
+    winner of the hand or game (``rw``): into the step's reward and the env's step_log, or for a
+    fresh episode (not yet seen by the learner) into the env's pending and reset_log. Moved games
+    are marked changed (their views are written by ``views``). Returns (games needing a new deal,
     episodes over), as the core's step.
     """
+    actions, move, changed, seat = env[EV_ACTIONS], env[EV_MOVE], env[EV_CHANGED], env[EV_SEAT]
+    pending, step_log, reset_log = env[EV_PENDING], env[EV_STEP_LOG], env[EV_RESET_LOG]
+    reward, fresh = step[SP_REWARD], step[SP_FRESH]
+    points, scale, game_episode = rw[RW_POINTS], rw[RW_SCALE], rw[RW_GAME_EPISODE]
     flags, rewards = out[OUT_FLAGS], out[OUT_REWARDS]
     flags[:] = False
     for j in range(idx.shape[0]):
@@ -91,8 +134,9 @@ def advance(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, sca
 
 
 @njit(cache=True)
-def clear_log(count, net, ints, bools):
+def clear_log(log):
     """Blank a hand log's rows that hold hands (the others are blank already)."""
+    count, net, ints, bools = log[LOG_COUNT], log[LOG_NET], log[LOG_INTS], log[LOG_BOOLS]
     for i in range(count.shape[0]):
         if count[i]:
             count[i] = 0
@@ -103,7 +147,7 @@ def clear_log(count, net, ints, bools):
 
 @njit(cache=True)
 def merge_logs(rows_b, a, b, out):
-    """Hand logs (count, net, ints, bools): ``out`` gets ``b``'s rows where ``rows_b``, ``a``'s elsewhere."""
+    """Hand logs (LOG_*): ``out`` gets ``b``'s rows where ``rows_b``, ``a``'s elsewhere."""
     for i in range(rows_b.shape[0]):
         src = b if rows_b[i] else a
         out[LOG_COUNT][i] = src[LOG_COUNT][i]
@@ -115,13 +159,15 @@ def merge_logs(rows_b, a, b, out):
 
 
 @njit(cache=True)
-def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_observes):
-    """Write the view of every ``changed`` game (then unmark it): the learner's (where ``seat`` is
-    to move) into ``obs[i]`` and ``mask[i]``; the opponent's into the next packed row of
-    ``opp_obs``/``opp_mask`` (game index in ``opp_idx``, in game order; its mask also into
-    ``mask[i]``, the core's). Without ``opp_observes`` the opponent's rows get masks only (no
-    observation is computed; ``opp_obs`` is not written). Finished games get none. Returns
-    how many games the opponent is to move in."""
+def views(rp, st, env, step, opp, opp_observes):
+    """Write the view of every changed game (env's changed; then unmark it): the learner's (where
+    the env's seat is to move) into the step's obs[i] and the env's mask[i]; the opponent's into
+    the next packed row of ``opp`` (obs, mask; its game into the env's opp_idx, in game order; its
+    mask also into mask[i], the core's). Without ``opp_observes`` the opponent's rows get masks
+    only (no observation is computed; opp's obs is not written). Finished games get none.
+    Returns how many games the opponent is to move in."""
+    changed, seat, mask, opp_idx = env[EV_CHANGED], env[EV_SEAT], env[EV_MASK], env[EV_OPP_IDX]
+    opp_obs, opp_mask = opp[OP_OBS], opp[OP_MASK]
     current_player = st[ST_CURRENT_PLAYER]
     n = changed.shape[0]
     rows = np.empty(n, np.int64)
@@ -143,7 +189,7 @@ def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_obse
             k += 1
         m += 1
     # one pass in game order: two passes over interleaved rows cost a third more
-    _observe_split(rows[:m], current_player, False, True, rp, st, obs, mask, split[:m], opp_obs)
+    _observe_split(rows[:m], current_player, False, True, rp, st, step[SP_OBS], mask, split[:m], opp_obs)
     for j in range(k):
         i = opp_idx[j]
         for a in range(mask.shape[1]):
@@ -152,15 +198,18 @@ def views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_obse
 
 
 @njit(cache=True)
-def close_episodes(st, rp, flags, illegal, seat, fresh, changed, done, terminated, truncated, ended_idx, real_idx,
-                   skip, final_obs):
+def close_episodes(rp, st, out, env, step, illegal, ends, final_obs):
     """Find the episodes to deal again: game i's is over (or, with ``illegal`` not empty, its
-    learner acted illegally). Their games go to ``ended_idx`` and are marked ``changed`` and
-    ``fresh``. Those the learner played (not ``fresh`` before) go to ``real_idx``: marked ``done``,
-    with ``terminated``/``truncated`` from the last move's ``flags`` (an illegal action
-    terminates), and the learner's (``seat``) view of the end packed into ``final_obs``; the
-    others, new episodes that ended before the learner's first decision, are marked ``skip``.
-    Returns (ended, real, skipped) counts."""
+    learner acted illegally). Their games go to the env's ended_idx and are marked changed and
+    (the step's) fresh. Those the learner played (not fresh before) go to the env's real_idx:
+    marked done in ``ends`` ((3, N) bool, rows E_*), with terminated/truncated from the last
+    move's flags (``out[OUT_FLAGS]``; an illegal action terminates), and the learner's (env's
+    seat) view of the end packed into ``final_obs``; the others, new episodes that ended before
+    the learner's first decision, are marked in the env's skip. Returns (ended, real, skipped)
+    counts."""
+    seat, changed, skip = env[EV_SEAT], env[EV_CHANGED], env[EV_SKIP]
+    ended_idx, real_idx = env[EV_ENDED_IDX], env[EV_REAL_IDX]
+    fresh, flags = step[SP_FRESH], out[OUT_FLAGS]
     current_player = st[ST_CURRENT_PLAYER]
     n_ended = n_real = n_skip = 0
     for i in range(current_player.shape[0]):
@@ -177,9 +226,9 @@ def close_episodes(st, rp, flags, illegal, seat, fresh, changed, done, terminate
         else:
             real_idx[n_real] = i
             n_real += 1
-            done[i] = True
-            terminated[i] = flags[F_TERMINATED, i] or bad
-            truncated[i] = flags[F_TRUNCATED, i]
+            ends[E_DONE, i] = True
+            ends[E_TERMINATED, i] = flags[F_TERMINATED, i] or bad
+            ends[E_TRUNCATED, i] = flags[F_TRUNCATED, i]
         fresh[i] = True
     players = np.empty(n_real, np.int64)
     for j in range(n_real):
@@ -190,17 +239,15 @@ def close_episodes(st, rp, flags, illegal, seat, fresh, changed, done, terminate
 
 
 @njit(cache=True)
-def opponent_move(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode, reward,
-                  pending, step_log, reset_log, changed, obs, mask, opp_obs, opp_mask, opp_idx, opp_observes):
+def opponent_move(idx, acts, rp, st, res, out, env, rw, step, opp, opp_observes):
     """One opponent round in one call: check ``acts`` (legal in games ``idx``), ``advance``, then,
     when no episode ended and no hand is to be dealt, the ``views`` of the games that changed.
     Returns (index of the first illegal action or -1, deals, episodes over, games the opponent is
     to move in next, or -1 when the views are left to the caller)."""
-    bad = first_illegal_packed(idx, acts, mask)
+    bad = first_illegal_packed(idx, acts, env[EV_MASK])
     if bad >= 0:
         return bad, 0, 0, -1
-    deals, over = advance(idx, acts, actions, move, rp, st, res, out, seat, fresh, points, scale, game_episode,
-                          reward, pending, step_log, reset_log, changed)
+    deals, over = advance(idx, acts, rp, st, res, out, env, rw, step)
     if deals > 0 or over > 0:
         return -1, deals, over, -1
-    return -1, deals, over, views(changed, seat, rp, st, obs, mask, opp_obs, opp_mask, opp_idx, opp_observes)
+    return -1, deals, over, views(rp, st, env, step, opp, opp_observes)
