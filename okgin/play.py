@@ -251,7 +251,7 @@ class Table:
             return None
         self.ended_hand_no = self.hand_no
         info = hand_result_info(self.out.result, 0, knock_limit=knock_limit)
-        self.log_hands[-1]["result"] = info
+        self.log_hands[-1]["result"] = logged_result(info)
         if not self.finished:  # a new hand was dealt in the same step
             self.hand_no += 1
             self.last = [None, None]
@@ -729,6 +729,13 @@ def replay(args, scr: Screen) -> int:
         scr.print(f"Replay finished: same {n_moves} moves and same result as logged "
                   f"({names[0]} {final['scores'][0]}, {names[1]} {final['scores'][1]}).")
     return EXIT_OK
+
+
+def logged_result(info: dict) -> dict:
+    """A ``hand_result_info`` dict as the log (version 1) keeps it: JSON null, not the envs'
+    -1 / '' sentinels, for "nobody" and "no card" (so logs stay as they were written before)."""
+    nobody = {k: None for k in ("knocker", "winner", "game_winner", "knock_limit") if info[k] < 0}
+    return {**info, **nobody, **({"knock_card": None} if not info["knock_card"] else {})}
 
 
 def _result_key(info: dict) -> tuple:

@@ -23,6 +23,10 @@ DRAW_STOCK = 2 * NUM_CARDS  #: 104
 TAKE_DISCARD = DRAW_STOCK + 1  #: 105
 PASS = DRAW_STOCK + 2  #: 106
 NUM_ACTIONS = DRAW_STOCK + 3  #: 107
+#: The one action a learner env's mask allows once its episode is over (single-agent, vector and
+#: SB3 envs; docs/conformance.md): an all-False mask makes a masked softmax NaN, while one True
+#: gives log-prob 0 and no gradient. It is never played: the vectoriser resets that env instead.
+TERMINAL_ACTION = PASS
 
 
 def discard_action(card: int) -> int:

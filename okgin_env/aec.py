@@ -36,22 +36,28 @@ Unknown option names raise a ``ValueError`` listing the valid ones.
 
 ``observation`` is the observing agent's vector of ``okgin_env.observation`` (fields
 ``own_hand``, ``discard_top``, ... ; read them with ``obs_field``). ``action_mask`` marks the
-legal actions of the agent to act; it is all zeros for the other agent and after the end.
+legal actions of the agent to act; it is all zeros for the other agent and after the end, as in
+PettingZoo's classic envs: the AEC protocol never asks a policy for an action there (the other
+agent is not selected; a finished agent must step ``None``). The single-agent and vector envs,
+whose terminal observations do reach a learner's sampler, use ``actions.TERMINAL_ACTION`` instead.
 
 ### Actions
 
 0-51 discard card a, 52-103 knock discarding card a-52 face down, 104 draw the stock,
 105 take the top discard (the upcard during the offer), 106 pass (upcard offer only).
-``raw_env.step`` raises ``ValueError`` naming an illegal or out-of-range action and listing the
-legal ones; ``env()`` adds PettingZoo's ``TerminateIllegalWrapper(illegal_reward=-1)``,
-``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, as the classic environments do.
+``raw_env.step`` raises ``ValueError`` naming an illegal, out-of-range or non-integer action and
+listing the legal ones; ``env()`` adds PettingZoo's ``TerminateIllegalWrapper(illegal_reward=-1)``,
+``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, as the classic environments do: there
+an action outside ``Discrete(107)`` fails ``AssertOutOfBoundsWrapper``'s ``assert`` (an
+``AssertionError``, PettingZoo's behaviour), and an illegal in-range one ends the game with -1
+for the mover.
 
 ### Rewards and infos
 
 See ``reward`` above. ``infos[agent]["action_mask"]`` repeats the mask. When a hand ends,
 ``infos[agent]["hand_result"]`` holds ``render.hand_result_info`` (knocker, winner, gin /
-undercut / void, deadwoods, melds and lay-offs as card texts, points, scores) for both agents;
-it stays until that agent's next ``step``.
+undercut / void, deadwoods, melds and lay-offs as card texts, points, scores; -1 for "nobody",
+'' for "no card") for both agents; it stays until that agent's next ``step``.
 
 ### Reset options
 
@@ -428,7 +434,7 @@ class raw_env(AECEnv, EzPickle):
             gains = (float(out.rewards[0, 0]) * self._scale, float(out.rewards[0, 1]) * self._scale)
         else:
             winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
-            gains = (0.0, 0.0) if winner is None else ((1.0, -1.0) if winner == 0 else (-1.0, 1.0))
+            gains = (0.0, 0.0) if winner < 0 else ((1.0, -1.0) if winner == 0 else (-1.0, 1.0))
         if gains[0] or gains[1]:
             self.rewards[AGENTS[0]], self.rewards[AGENTS[1]] = gains
             self._rewarded = True

@@ -37,6 +37,8 @@ from .melds import best_melds
 from .rules import Rules
 
 NAMES = ("player_0", "player_1")  #: default display names of player ids 0 and 1 (the AEC agent names)
+NOBODY = -1  #: ``hand_result_info``'s player id for "nobody" (winner of a void hand, game_winner before the end)
+NO_CARD = ""  #: ``hand_result_info``'s card text for "no card" (knock_card of a void hand)
 _RED = "\x1b[31m"
 _RESET = "\x1b[0m"
 _RED_SUITS = (1, 2)  # hearts, diamonds
@@ -188,12 +190,14 @@ def render_player_view(state: GameState, player: int, rules: Rules | None = None
 def hand_result_info(result: HandResult, game: int = 0, knock_limit: int | None = None) -> dict[str, Any]:
     """Row ``game`` of a core ``HandResult`` (valid where ``hand_over``) as a plain dict.
 
-    Players are ids 0/1 (``player_0``/``player_1``); cards are canonical texts ('7h'); None
-    stands for "nobody"/"no card". Keys: knocker, winner, gin, undercut, void, turn_cap,
-    spade_doubled, deadwood [p0, p1], points [p0, p1], scores [p0, p1], hands, melds (per
-    player, a list of card-text lists; on a knock the defender's own melds only), deadwood_cards
-    (per player), layoffs (list of {"card", "onto"}: defender cards laid off onto a knocker
-    meld), knock_card, upcard, dealer, knock_limit, game_over, game_winner.
+    Players are ids 0/1 (``player_0``/``player_1``), ``NOBODY`` (-1) for "nobody"; cards are
+    canonical texts ('7h'), ``NO_CARD`` ('') for "no card". Every key has one type whatever
+    the hand, so Gymnasium's vectorisers can merge the dicts of several envs (a None among ints
+    breaks them). Keys: knocker, winner, gin, undercut, void, turn_cap, spade_doubled, deadwood
+    [p0, p1], points [p0, p1], scores [p0, p1], hands, melds (per player, a list of card-text
+    lists; on a knock the defender's own melds only), deadwood_cards (per player), layoffs (list
+    of {"card", "onto"}: defender cards laid off onto a knocker meld), knock_card, upcard,
+    dealer, knock_limit (-1 when not given), game_over, game_winner (-1 until the game is over).
     """
     i = game
     void = bool(result.void[i])
@@ -218,11 +222,10 @@ def hand_result_info(result: HandResult, game: int = 0, knock_limit: int | None 
             onto = kmelds.get(int(meld_id[c]), [])
             layoffs.append({"card": card_text(c), "onto": [card_text(x) for x in onto]})
     texts = lambda cs: [card_text(c) for c in cs]  # noqa: E731
-    none_if_neg = lambda v: None if int(v) < 0 else int(v)  # noqa: E731
     kc = int(result.knock_card[i])
-    return {
-        "knocker": none_if_neg(knocker),
-        "winner": none_if_neg(result.winner[i]),
+    return {  # the core's ints are already -1 for "nobody" (NOBODY)
+        "knocker": knocker,
+        "winner": int(result.winner[i]),
         "gin": bool(result.gin[i]),
         "undercut": bool(result.undercut[i]),
         "void": void,
@@ -235,12 +238,12 @@ def hand_result_info(result: HandResult, game: int = 0, knock_limit: int | None 
         "melds": [[texts(m) for m in melds[p]] for p in (0, 1)],
         "deadwood_cards": [texts(dead[p]) for p in (0, 1)],
         "layoffs": layoffs,
-        "knock_card": None if kc < 0 else card_text(kc),
+        "knock_card": NO_CARD if kc < 0 else card_text(kc),
         "upcard": card_text(int(result.upcard[i])),
         "dealer": int(result.dealer[i]),
-        "knock_limit": knock_limit,
+        "knock_limit": NOBODY if knock_limit is None else int(knock_limit),
         "game_over": bool(result.game_over[i]),
-        "game_winner": none_if_neg(result.game_winner[i]),
+        "game_winner": int(result.game_winner[i]),
     }
 
 
@@ -281,13 +284,13 @@ def render_hand_result(info: dict[str, Any], *, names: Sequence[str] = NAMES, co
     else:
         kc = info["knock_card"]
         face = f" ({card_str(parse_card(kc), color)} face down)" if kc else ""
-        limit = "" if info["knock_limit"] is None else f", knock limit {info['knock_limit']}"
+        limit = "" if info["knock_limit"] < 0 else f", knock limit {info['knock_limit']}"
         how = "went gin" if info["gin"] else f"knocked with {info['deadwood'][k]} deadwood{limit}"
         lines.append(f"Hand over: {names[k]} {how}{face}.")
-    order = (0, 1) if k is None else (k, 1 - k)
+    order = (0, 1) if k < 0 else (k, 1 - k)
     width = max(len(n) for n in names) + len(" (defender)")
     for p in order:
-        role = "" if k is None else (" (knocker)" if p == k else " (defender)")
+        role = "" if k < 0 else (" (knocker)" if p == k else " (defender)")
         label = f"{names[p]}{role}".ljust(width)
         melds = [_parse(m) for m in info["melds"][p]]
         if p == k and info["layoffs"]:

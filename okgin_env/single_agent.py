@@ -25,7 +25,9 @@ every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``, ``deadwood_sh
 are the learner's. This env adds ``illegal_action`` and ``obs_format`` (below).
 Because the opponent may end a hand inside ``step`` after the learner's action, and in game
 episodes may end a further hand before the learner acts again, ``info["hand_results"]`` lists
-every hand that ended in the step (``info["hand_result"]`` is the last of them).
+every hand that ended in the step (``info["hand_result"]`` is the last of them). Their values
+never change type (-1 for "nobody", '' for "no card": ``render.hand_result_info``), so
+``SyncVectorEnv``/``AsyncVectorEnv`` merge the infos of several envs.
 
 In game episodes the opponent may end a hand during ``reset`` (it took the upcard and knocked):
 that hand's result is in the reset ``info`` and its reward is added to the first ``step``'s.
@@ -46,7 +48,13 @@ the convention of PettingZoo's classic envs and their ``TerminateIllegalWrapper`
 stable-baselines3's ``check_env``) step with unmasked ``action_space.sample()``, and so do
 algorithms without action masks: they must get a penalty to learn from, not an exception.
 Use "raise" when an illegal action can only be a bug (masked agents, scripted play, tests).
-Actions outside the space (out of range, not an integer) always raise.
+Actions outside the space (out of range, not an integer) always raise ``ValueError``.
+
+When the episode is over, the mask (``action_masks()``, ``info["action_mask"]``, the dict
+observation's) allows only ``actions.TERMINAL_ACTION`` (106), never nothing: a masked sampler
+on the terminal observation (Gymnasium's next-step autoreset hands it to the learner) gets a
+valid action with log-prob 0; the vectoriser resets the env instead of playing it, and
+``step`` on a finished episode still raises ``RuntimeError``.
 
 Observation format (``obs_format=``): ``"vector"`` returns the observation vector; ``"dict"``
 returns ``{"observation": vector, "action_mask": int8 mask}``, the shape RLlib and Tianshou
@@ -67,7 +75,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .actions import NUM_ACTIONS, check_action
+from .actions import NUM_ACTIONS, TERMINAL_ACTION, check_action
 from .agent_specs import checked_actions, resolve_agent
 from .core import StepOutput, VectorGame
 from .options import ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
@@ -77,6 +85,14 @@ from .shaping import potential
 
 SEATS = (0, 1, "random")
 MAX_RESET_TRIES = 100  #: re-deals when the opponent ends episodes before the learner can act
+
+
+def terminal_mask() -> np.ndarray:
+    """A new (107,) bool mask of a finished episode: only ``TERMINAL_ACTION`` is True, so masked
+    sampling on a terminal observation works (log-prob 0); stepping a finished env still raises."""
+    mask = np.zeros(NUM_ACTIONS, bool)
+    mask[TERMINAL_ACTION] = True
+    return mask
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -193,7 +209,7 @@ class SingleAgentEnv(gymnasium.Env):
         return self._observation(obs), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """(107,) bool legal actions of the learner (all False when the episode is over)."""
+        """(107,) bool legal actions of the learner (``terminal_mask()`` when the episode is over)."""
         return self._mask
 
     # ----------------------------------------------------------------- helpers
@@ -222,12 +238,12 @@ class SingleAgentEnv(gymnasium.Env):
         if self._points:
             return float(out.rewards[0, self.seat]) * self._scale
         winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
-        return 0.0 if winner is None else (1.0 if winner == self.seat else -1.0)
+        return 0.0 if winner < 0 else (1.0 if winner == self.seat else -1.0)
 
     def _set_output(self, out: StepOutput) -> None:
         self._out = out
         self._done = int(out.current_player[0]) < 0
-        self._mask = np.zeros(NUM_ACTIONS, bool) if self._done else out.legal_action_mask[0]
+        self._mask = terminal_mask() if self._done else out.legal_action_mask[0]
 
     def _check_action(self, action: Any) -> int | None:
         """The action as an int; None for an action of the space that the mask forbids when
@@ -243,7 +259,7 @@ class SingleAgentEnv(gymnasium.Env):
         reward = ILLEGAL_REWARD + self._pending_reward
         self._pending_reward = 0.0
         self._done = True
-        self._mask = np.zeros(NUM_ACTIONS, bool)
+        self._mask = terminal_mask()
         self._show_result = False
         reward += self._shaping_term(None)  # -phi(s): the episode is over
         info = {"action_mask": self._mask, "seat": self.seat, "illegal_action": True}

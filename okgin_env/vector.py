@@ -30,7 +30,9 @@ Same-step autoreset (Gymnasium 1.x): when a game's episode ends in ``step``, the
 observation, ``infos["action_mask"]`` and ``infos["seat"]`` already belong to its next episode;
 ``infos["final_obs"]`` (an object array, ``None`` where no episode ended) and
 ``infos["final_info"]`` (a vector info dict) hold the ended episode's, flagged by
-``infos["_final_obs"]`` / ``infos["_final_info"]``. The reward, terminated and truncated of that
+``infos["_final_obs"]`` / ``infos["_final_info"]``. An ended episode's mask (``final_info``'s
+``action_mask``, a dict ``final_obs``'s) allows only ``actions.TERMINAL_ACTION`` (106), as the
+single-agent env's terminal mask: no mask the env returns is all False. The reward, terminated and truncated of that
 step are the ended episode's.
 
 Infos follow Gymnasium's vector convention (one array per key, ``_key`` masks the games it
@@ -47,7 +49,9 @@ reward gains ``phi(s') - phi(s)`` between its consecutive decisions, ``phi = 0``
 episode's end, ``okgin_env.shaping``; points in infos are never shaped), ``illegal_action``
 ("terminate": that game's episode ends with reward ``ILLEGAL_REWARD`` and
 ``infos["illegal_action"]`` True, the other games step normally; "raise": ``ValueError`` naming
-the game, the action and the legal ones, before anything moves) and ``obs_format``.
+the game, the action and the legal ones, before anything moves) and ``obs_format``. Actions
+outside the space (below 0, above 106, not integers) always raise ``ValueError`` before anything
+moves, whatever ``illegal_action`` says: they are a bug in the caller's decoding, not a move.
 
 Seeding: ``reset(seed=s)`` fixes every deal, the seats and the opponent's randomness (an
 opponent's ``rng`` attribute holding a ``np.random.Generator`` is replaced by one seeded from
@@ -66,7 +70,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .actions import NUM_ACTIONS, action_text, legal_listing
+from .actions import NUM_ACTIONS, TERMINAL_ACTION, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
 from .core import F_NEED_DEAL, OUT_FLAGS, OUT_NEXT_DEALER, HandResult, VectorGame
 from .observation import OBS_SIZE
@@ -178,7 +182,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
         self._step_log, self._reset_log = HandLog(n), HandLog(n)
         self._skipped = np.zeros(n, np.int32)
-        self._no_mask = np.zeros((n, NUM_ACTIONS), bool)
+        self._terminal_mask = np.zeros((n, NUM_ACTIONS), bool)  # final_info's masks: only TERMINAL_ACTION
+        self._terminal_mask[:, TERMINAL_ACTION] = True
         # scratch of the fused rounds (okgin_env.vector_kernels): games whose view is to be written,
         # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
         self._st = self.game.state.arrays()
@@ -269,11 +274,16 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         a = a.astype(np.int64, copy=False)
         illegal = np.empty(self.num_envs, bool)
         any_illegal = illegal_rows(a, self.game.mask_buffer, illegal) > 0
-        if any_illegal and not self._terminate:
-            g = int(np.argmax(illegal))
-            what = action_text(int(a[g])) if 0 <= a[g] < NUM_ACTIONS else f"out of range 0-{NUM_ACTIONS - 1}"
-            raise ValueError(f"illegal action {int(a[g])} ({what}) in game {g}; legal actions: "
-                             f"{legal_listing(self._mask[g])}")
+        if any_illegal:  # (rare) an action outside the space raises, whatever illegal_action says
+            outside = (a < 0) | (a >= NUM_ACTIONS)
+            if outside.any():
+                g = int(np.argmax(outside))
+                raise ValueError(f"action {int(a[g])} in game {g} is out of range 0-{NUM_ACTIONS - 1}; legal "
+                                 f"actions: {legal_listing(self._mask[g])}")
+            if not self._terminate:
+                g = int(np.argmax(illegal))
+                raise ValueError(f"illegal action {int(a[g])} ({action_text(int(a[g]))}) in game {g}; legal "
+                                 f"actions: {legal_listing(self._mask[g])}")
         reward = np.zeros(self.num_envs, np.float64)
         self._step_log.clear()
         self._reset_log.clear()
@@ -304,7 +314,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             hands = HandLog.merged(self._step_log, self._reset_log, done).info(self._all, copy=False) \
                 if self._reset_log.count.any() else self._step_log.info(~done)
             info = self._info(done, hands)
-            final_info = {"action_mask": self._no_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
+            final_info = {"action_mask": self._terminal_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
                           "illegal_action": illegal, "_illegal_action": done, **self._step_log.info(done)}
             info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
         info["illegal_action"] = illegal
@@ -404,7 +414,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
         if self.config.obs_format == "dict":
             for j, i in enumerate(games.tolist()):
-                final[i] = {"observation": views[j], "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+                final[i] = {"observation": views[j], "action_mask": self._terminal_mask[i].astype(np.int8)}
         else:
             for j, i in enumerate(games.tolist()):
                 final[i] = views[j]

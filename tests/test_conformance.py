@@ -8,21 +8,20 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from conftest import ROOT
 import okgin_env
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS
+from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TERMINAL_ACTION
 from okgin_env.options import ILLEGAL_REWARD
 from okgin_env.shaping import potential
 
 ENV_ID = "okgin/OklahomaGin-v0"
-ROOT = Path(__file__).resolve().parents[1]
 # rgb_array frames come from okgin_env.render_rgb; without that module the checker cannot render them
 HAVE_RGB = importlib.util.find_spec("okgin_env.render_rgb") is not None
 DECKS = [np.random.default_rng(100 + i).permutation(52) for i in range(4)]
@@ -105,7 +104,8 @@ def test_illegal_action_terminates_by_default():
     obs2, reward, terminated, truncated, info2 = env.step(illegal)
     assert (reward, terminated, truncated, info2["illegal_action"]) == (ILLEGAL_REWARD, True, False, True)
     np.testing.assert_array_equal(obs2, obs)  # the learner's view: nothing happened
-    assert not info2["action_mask"].any() and not env.action_masks().any()
+    assert np.flatnonzero(info2["action_mask"]).tolist() == np.flatnonzero(env.action_masks()).tolist() \
+        == [TERMINAL_ACTION]
     with pytest.raises(RuntimeError, match="reset"):
         env.step(int(np.flatnonzero(mask)[0]))
     env.reset(seed=0)
@@ -172,7 +172,7 @@ def test_dict_observations_carry_the_mask():
         if term or trunc:
             break
     assert term or trunc
-    assert obs in space and not obs["action_mask"].any()
+    assert obs in space and np.flatnonzero(obs["action_mask"]).tolist() == [TERMINAL_ACTION]
 
 
 # ----------------------------------------------------------------------------- shaping

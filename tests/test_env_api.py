@@ -338,5 +338,5 @@ def test_turn_cap_truncates_hand_episodes():
     assert e.truncations == {"player_0": True, "player_1": True}
     assert e.terminations == {"player_0": False, "player_1": False}
     info = e.infos["player_0"]["hand_result"]
-    assert info["void"] and info["turn_cap"] and info["winner"] is None
+    assert info["void"] and info["turn_cap"] and info["winner"] == info["knocker"] == -1 and info["knock_card"] == ""
     assert e.rewards == {"player_0": 0.0, "player_1": 0.0}

@@ -72,8 +72,8 @@ def test_standard_wrappers_and_illegal_info():
     episodes = 0
     for t in range(300):
         a = random_legal_actions(np.stack(env.env_method("action_masks")), rng)
-        if t == 5:
-            a[0] = -1  # illegal: that game's episode ends ("terminate")
+        if t == 5:  # illegal (in the space): that game's episode ends ("terminate")
+            a[0] = np.flatnonzero(~env.env_method("action_masks")[0])[0]
         _, r, d, infos = env.step(a)
         if t == 5:
             assert d[0] and infos[0]["illegal_action"] and r[0] == -1.0

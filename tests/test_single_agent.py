@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import okgin_env  # noqa: F401  (the import registers okgin/OklahomaGin-v0)
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TAKE_DISCARD, knock_action
+from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TAKE_DISCARD, TERMINAL_ACTION, knock_action
 from okgin_env.cards import deck_from, parse_card
 
 
@@ -108,7 +108,7 @@ def test_gymnasium_make_registration_and_episode():
         if terminated or truncated:
             break
     assert terminated or truncated
-    assert not env.unwrapped.action_masks().any()
+    assert np.flatnonzero(env.unwrapped.action_masks()).tolist() == [TERMINAL_ACTION]
 
 
 def test_scripted_knock_reward_and_info():
@@ -119,7 +119,7 @@ def test_scripted_knock_reward_and_info():
     obs, reward, terminated, truncated, info = env.step(knock_action(parse_card("Kc")))
     assert terminated and not truncated and reward == pytest.approx(66 * 0.02)
     assert info["hand_result"]["points"] == [66, 0] and info["hand_results"] == [info["hand_result"]]
-    assert obs.shape == (OBS_SIZE,) and not info["action_mask"].any()
+    assert obs.shape == (OBS_SIZE,) and np.flatnonzero(info["action_mask"]).tolist() == [TERMINAL_ACTION]
     with pytest.raises(RuntimeError, match="reset"):
         env.step(DRAW_STOCK)
 

@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin_env import NUM_ACTIONS, OBS_SIZE, SingleAgentEnv, random_legal_actions
-from okgin_env.actions import TAKE_DISCARD, knock_action
+from okgin_env.actions import TAKE_DISCARD, TERMINAL_ACTION, knock_action
 from okgin_env.cards import deck_from, parse_card
 from okgin_env.options import ILLEGAL_REWARD
 from okgin_env.shaping import potential
@@ -83,7 +83,7 @@ def test_one_game_matches_single_agent_env_draw_for_draw(options):
             assert row_info(info, "hands", 0) == len(s_info["hand_results"])
             assert info["hand_result"]["points"][0].tolist() == hr["points"]
             assert info["hand_result"]["scores"][0].tolist() == hr["scores"]
-            assert row_info(info["hand_result"], "winner", 0) == (-1 if hr["winner"] is None else hr["winner"])
+            assert row_info(info["hand_result"], "winner", 0) == hr["winner"]  # -1 for nobody in both
             assert bool(info["hand_result"]["gin"][0]) == hr["gin"]
             net = sum(r["points"][s_info["seat"]] - r["points"][1 - s_info["seat"]] for r in s_info["hand_results"])
             if options.get("episode") != "game":
@@ -94,7 +94,8 @@ def test_one_game_matches_single_agent_env_draw_for_draw(options):
             episodes += 1
             assert v_info["_final_obs"][0] and v_info["_final_info"][0]
             np.testing.assert_array_equal(v_info["final_obs"][0], s_obs)
-            assert not v_info["final_info"]["action_mask"][0].any()
+            np.testing.assert_array_equal(v_info["final_info"]["action_mask"][0], s_info["action_mask"])
+            assert np.flatnonzero(s_info["action_mask"]).tolist() == [TERMINAL_ACTION]
             assert v_info["final_info"]["seat"][0] == s_info["seat"]
             s_obs, s_info = single.reset()
         else:
@@ -302,7 +303,10 @@ def test_illegal_action_terminate_ends_only_that_game():
     ref.reset(seed=1)
     a = HashPolicy(1).act(obs, env.action_masks())
     bad = a.copy()
-    bad[1] = -3
+    bad[1] = -3  # outside the space: raises before anything moves, even with "terminate"
+    with pytest.raises(ValueError, match="action -3 in game 1 is out of range 0-106"):
+        env.step(bad)
+    bad[1] = int(np.flatnonzero(~env.action_masks()[1])[0])  # in the space, not legal
     o, r, term, trunc, info = env.step(bad)
     o_ref, r_ref, term_ref, _, _ = ref.step(a)
     assert term[1] and not trunc[1] and r[1] == ILLEGAL_REWARD
@@ -332,7 +336,8 @@ def test_dict_observations():
         if (term | trunc).any():
             i = int(np.argmax(term | trunc))
             final = info["final_obs"][i]
-            assert set(final) == {"observation", "action_mask"} and not final["action_mask"].any()
+            assert set(final) == {"observation", "action_mask"}
+            assert np.flatnonzero(final["action_mask"]).tolist() == [TERMINAL_ACTION]
             assert env.single_observation_space.contains(final)
             return
     pytest.fail("no episode ended")
@@ -388,7 +393,8 @@ def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one(options):
         for t in range(60):
             actions = random_legal_actions(env.action_masks(), rng)
             if "illegal_action" in options and t % 9 == 0:
-                actions[t % 16] = NUM_ACTIONS  # out of range: that game's episode ends as a loss
+                # illegal in the space: that game's episode ends as a loss
+                actions[t % 16] = np.flatnonzero(~env.action_masks()[t % 16])[0]
             obs, reward, term, trunc, info = env.step(actions)
             finals = [np.zeros(OBS_SIZE) if f is None else f for f in info.get("final_obs", [None] * 16)]
             out += [obs, reward, term, trunc, info["seat"], np.stack(finals)]
