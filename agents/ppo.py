@@ -35,19 +35,20 @@ import torch
 import torch.nn as nn
 
 from okgin_env.actions import NUM_ACTIONS
-from okgin_env.cards import NUM_CARDS
+from okgin_env.features import (FEATURES, FEATURES_VERSION, MELD_FEATURES, OUTS_FEATURES, input_size,  # noqa: F401
+                                learner_input, meld_features, outs_features)
 from okgin_env.observation import OBS_SIZE, OBS_VERSION
 
 from .base import Agent
 
 CHECKPOINT_FORMAT = "okgin-ppo"
 CHECKPOINT_VERSION = 1
-#: Version of what ``network_input`` computes beyond the observation (``meld_features`` and
-#: ``agents.expert.outs_features`` with its frozen ``FEATURES_PARAMS``). A network only makes sense
-#: on the inputs it was trained on: bump this whenever either changes what it returns, and
-#: checkpoints of older versions are refused on load. Checkpoints written before it existed lack
-#: the entry and read as version 1 (the features of 2026-11-30, which version 1 still computes).
-FEATURES_VERSION = 1
+# FEATURES_VERSION (imported above) is okgin_env.features': the version of what ``network_input``
+# computes beyond the observation (``meld_features``, and ``outs_features`` with its frozen
+# ``FEATURES_PARAMS``). A network only makes sense on the inputs it was trained on: that module bumps
+# it whenever either changes what it returns, and checkpoints of older versions are refused on load.
+# Checkpoints written before it existed lack the entry and read as version 1 (the features of
+# 2026-11-30, which version 1 still computes).
 MASKED_LOGIT = -1e9  #: logit of an illegal action: exp() underflows to exactly 0
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -79,83 +80,10 @@ def sample_masked(log_probs: torch.Tensor, generator: torch.Generator | None = N
 
 
 # ------------------------------------------------------------------ input features
-FEATURES = ("raw", "meld", "outs")  #: each adds inputs to the one before it
-MELD_FEATURES = 4 * NUM_CARDS + 4  #: extra inputs of features="meld"
-
-
-def meld_features(obs: np.ndarray) -> np.ndarray:
-    """(B, MELD_FEATURES) float32 computed from the observation alone (so any agent may use them):
-
-    * melded (52): cards of the own hand that are in melds of its least-deadwood arrangement;
-    * melded_with_top (52): the same for the hand plus the top discard (draw decisions only);
-    * near (52): for every card, how many own cards meld-neighbour it (same rank, or same suit
-      one or two ranks away) / 4 -- how much an unseen card would help;
-    * opp_near (52): the same count over the cards the opponent is known to hold (opp_taken):
-      discarding such a card may feed the opponent's meld;
-    * scalars: deadwood of the hand now / 110 (its best discard in the discard phase), deadwood
-      after taking the top discard and discarding best / 110, the gain of taking it / 110, and
-      whether the top card would be melded.
-    """
-    from okgin_env.cards import NUM_RANKS
-    from okgin_env.melds import best_melds, deadwood_after_discard, hand_deadwood
-    from okgin_env.observation import DEADWOOD_SCALE, obs_field
-
-    b = len(obs)
-    hand = obs_field(obs, "own_hand") > 0.5
-    top_field = obs_field(obs, "discard_top") > 0.5
-    has_top = top_field.any(1)
-    top = top_field.argmax(1)
-    phase = obs_field(obs, "phase")
-    drawing = phase[:, :4].any(1) & has_top  # an offer or the start of a turn, with a top card
-    discarding = phase[:, 4] > 0.5
-    melded = best_melds(hand) >= 0
-    with_top = hand.copy()
-    rows = np.flatnonzero(drawing)
-    with_top[rows, top[rows]] = True
-    melded_top = np.zeros((b, NUM_CARDS), bool)
-    dw_take = np.zeros(b, np.float32)
-    dw_now = hand_deadwood(hand).astype(np.float32)
-    dd = obs_field(obs, "discard_deadwood")
-    dw_now = np.where(discarding, np.rint(DEADWOOD_SCALE * (1 - dd.max(1))), dw_now).astype(np.float32)
-    if len(rows):
-        melded_top[rows] = best_melds(with_top[rows]) >= 0
-        after = deadwood_after_discard(with_top[rows]).astype(np.float32)
-        after[np.arange(len(rows)), top[rows]] = np.inf  # the taken card may not be discarded
-        dw_take[rows] = after.min(1)
-    gain = np.where(drawing, dw_now - dw_take, 0.0)
-    top_melded = np.where(drawing, melded_top[np.arange(b), top], False)
-
-    def near(cards: np.ndarray) -> np.ndarray:
-        c = cards.reshape(b, 4, NUM_RANKS).astype(np.float32)
-        same_rank = c.sum(1, keepdims=True) - c
-        pad = np.pad(c, ((0, 0), (0, 0), (2, 2)))
-        suit = pad[:, :, 0:-4] + pad[:, :, 1:-3] + pad[:, :, 3:-1] + pad[:, :, 4:]
-        return ((same_rank + suit) / 4.0).reshape(b, NUM_CARDS)
-
-    opp = obs_field(obs, "opp_taken") > 0.5
-    scalars = np.stack([dw_now / DEADWOOD_SCALE, np.where(drawing, dw_take, 0.0) / DEADWOOD_SCALE,
-                        gain / DEADWOOD_SCALE, top_melded], axis=1)
-    return np.concatenate([melded, melded_top, near(hand), near(opp), scalars], axis=1).astype(np.float32)
-
-
-def network_input(obs: np.ndarray, features: str = "raw") -> np.ndarray:
-    """What the network reads: the observation; plus ``meld_features`` with features="meld"; plus
-    those and the expert's reading of the table (``agents.expert.outs_features``) with "outs"."""
-    obs = np.asarray(obs, np.float32)
-    if features == "raw":
-        return obs
-    parts = [obs, meld_features(obs)]
-    if features == "outs":
-        from okgin_agents.expert import outs_features
-        parts.append(outs_features(obs))
-    return np.concatenate(parts, axis=1)
-
-
-def input_size(features: str) -> int:
-    """Width of ``network_input(obs, features)``."""
-    from okgin_agents.expert import OUTS_FEATURES
-    extra = {"raw": 0, "meld": MELD_FEATURES, "outs": MELD_FEATURES + OUTS_FEATURES}
-    return OBS_SIZE + extra[features]
+# What the network reads beyond the observation lives in okgin_env.features, so that the envs can
+# hand any learner the same inputs (features="meld"/"outs"). network_input is that module's
+# learner_input: (B, OBS_SIZE) observations -> (B, input_size(features)) float32.
+network_input = learner_input
 
 
 # -------------------------------------------------------------------------- network

@@ -272,27 +272,6 @@ def test_features_version_is_checked_and_missing_reads_as_version_1(tmp_path, wr
     load_ppo_agent(str(tmp_path / "old.pt"))
 
 
-def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
-    """Retuning the expert bot (ExpertParams' defaults) must not change what trained networks read."""
-    import dataclasses
-
-    from okgin_agents import expert
-    frozen = expert.FEATURES_PARAMS
-    assert frozen is not expert.ExpertAgent().params
-    game = VectorGame(64, seed=5)
-    out = game.reset()
-    rng = np.random.default_rng(0)
-    for _ in range(12):  # mid-hand tables: discards and passes to read
-        out = game.step(random_legal_actions(out.legal_action_mask, rng))
-    obs = out.observation
-    before = expert.outs_features(obs)
-    retuned = dataclasses.replace(frozen, signal_factor=0.9, thrown_partner_doubt=0.6)
-    out = np.zeros_like(before)
-    expert._features_kernel(np.ascontiguousarray(obs, np.float32), retuned.to_array(), out, 1)
-    assert not np.array_equal(out, before)  # the params matter ...
-    np.testing.assert_array_equal(expert.outs_features(obs), before)  # ... and the features use the frozen ones
-
-
 def test_behaviour_cloning_warm_start_imitates_the_bot():
     torch.manual_seed(0)
     args = train.Args(num_envs=32, bc_agent="simple", bc_decisions=2048, bc_epochs=8, bc_minibatch_size=256,
@@ -335,37 +314,6 @@ def test_meld_features_read_the_hand_like_a_player():
     net = ActorCritic(hidden_sizes=[16], mask_input=True, features="meld")
     o, m = legal_batch(8)
     assert m[np.arange(len(m)), PPOAgent(net, seed=0).act(o, m)].all()
-
-
-def _table(hand: str, phase: int, knock_limit: int) -> np.ndarray:
-    """An observation with only the own hand, the phase and the knock limit set (nothing else seen)."""
-    from okgin_env.cards import parse_cards
-    from okgin_env.observation import OBS_FIELDS
-    obs = np.zeros((1, OBS_SIZE), np.float32)
-    obs[0, OBS_FIELDS["own_hand"].start + np.array(parse_cards(hand))] = 1
-    obs[0, OBS_FIELDS["phase"].start + phase] = 1
-    obs[0, OBS_FIELDS["knock_limit"].start + knock_limit] = 1
-    return obs
-
-
-def test_outs_features_count_the_cards_that_give_gin():
-    """Nine melded cards and a king: 4s, 3h, 7h and 9h each give gin (the king goes). Nothing is
-    known about the other 42 cards, so they are equally likely to come next."""
-    from okgin_agents.expert import OUTS_FEATURES, outs_features
-    from okgin_env.cards import parse_cards
-    draw = outs_features(_table("As 2s 3s 4h 5h 6h 9c 9d 9s Kc", phase=3, knock_limit=10))[0]
-    assert draw.shape == (OUTS_FEATURES,)
-    p_gin, p_knock, exp_dw, _ = draw[-4:]
-    assert p_gin == pytest.approx(4 / 42) and p_knock == pytest.approx(1.0)  # at worst it keeps the king
-    # the same hand with the queen drawn: discarding the king (or the queen) leaves those outs
-    disc = outs_features(_table("As 2s 3s 4h 5h 6h 9c 9d 9s Kc Qd", phase=4, knock_limit=10))[0]
-    kc, qd, as_ = parse_cards("Kc Qd As")
-    assert disc[kc] == pytest.approx(4 / 41) and disc[qd] == pytest.approx(4 / 41)
-    assert disc[as_] < disc[kc]  # breaking the run of spades leaves fewer gin cards
-    held = parse_cards("As 2s 3s 4h 5h 6h 9c 9d 9s Kc Qd")
-    assert (disc[:52][np.setdiff1d(np.arange(52), held)] == 0).all()
-    opp = disc[3 * 52:4 * 52]
-    assert (opp[held] == 0).all() and np.allclose(np.delete(opp, held), 10 / 41)
 
 
 def test_init_from_may_widen_the_features_and_keeps_the_policy():
@@ -483,70 +431,3 @@ def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
             assert np.flatnonzero(game.state.hands[g, players[g]] & ~before[g, players[g]]).tolist() == [top[g]]
         checked += len(drew)
     assert checked > 50
-
-
-def _played_observations(n: int = 256, steps: int = 50) -> np.ndarray:
-    """Observations of games between two expert bots (every phase, hands rich in melds)."""
-    import okgin_agents as agents
-
-    game, bot = VectorGame(n, seed=11, autoreset=True), agents.make("expert", seed=3)
-    out, seen = game.reset(), []
-    for _ in range(steps):
-        seen.append(out.observation.copy())
-        out = game.step(bot.act(out.observation, out.legal_action_mask))
-    return np.concatenate(seen)
-
-
-def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
-    """The outs after each discard (one meld search per drawn card, for the features and the
-    expert's discards) are exactly ``_outs`` of the hand without that card (eleven searches per
-    drawn card), every field."""
-    from okgin_agents import expert
-    from okgin_agents import kernels as k
-
-    obs = _played_observations()
-    rows = np.flatnonzero(obs[:, OBS_FIELDS["phase"].start + 4] > 0.5)[:400]
-    assert len(rows) > 100
-    unseen, signal = np.empty(52, np.bool_), np.empty(52, np.bool_)
-    opp, belief, weight = np.empty(52), np.empty(52), np.empty(52)
-    pairs, work, ms = np.empty((6, 2), np.int64), np.empty(8, np.int64), np.empty(4, np.int64)
-    res = np.empty(expert.NUM_OUTS_FIELDS)
-    table, scratch = np.empty((expert.NUM_OUTS_FIELDS, 52)), np.empty((5, 52), np.int64)
-    for i in rows:
-        o = obs[i]
-        expert._read_table(o, expert._FEATURES_P, unseen, signal, opp, pairs, belief, weight)
-        limit = k.row_knock_limit(o)
-        k.row_field_masks(o, k.OWN_HAND, ms)
-        expert._discard_outs(ms, weight, limit, scratch, table, work)
-        for c in np.flatnonzero(o[OBS_FIELDS["own_hand"]] > 0.5):
-            k.remove(ms, c)
-            expert._outs(ms, weight, limit, work, res)
-            k.add(ms, c)
-            assert list(table[:, c]) == list(res), (i, c)
-
-
-def test_a_card_that_cannot_meld_adds_its_points_exactly():
-    """``_can_meld`` is False only for a card with no two meld partners in the hand: then it is
-    deadwood in every arrangement, and the outs count it without a meld search."""
-    from okgin_agents import expert
-    from okgin_agents import kernels as k
-    from okgin_env import melds
-    from okgin_env.cards import CARD_POINTS
-
-    rng = np.random.default_rng(5)
-    ms, work = np.empty(4, np.int64), np.empty(8, np.int64)
-    checked = 0
-    for _ in range(3000):
-        hand = np.zeros(52, bool)
-        hand[rng.choice(52, 10, replace=False)] = True
-        melds.masks_of_row(hand, ms)
-        now, best9 = k.deadwood_and_best_discard(ms, work)
-        for u in np.flatnonzero(~hand):
-            if expert._can_meld(ms, u):
-                continue
-            k.add(ms, u)
-            got = k.deadwood_and_best_discard(ms, work)
-            k.remove(ms, u)
-            assert got == (now + CARD_POINTS[u], min(now, best9 + CARD_POINTS[u]))
-            checked += 1
-    assert checked > 10000
