@@ -40,7 +40,8 @@ faster, a much worse model of the opponent).
 ``search:K:PATH``) the searcher improves on that policy instead of on the expert: its choice is
 the default (column 0), the candidates are its ``top`` most probable actions and the expert's
 choice, and it plays the searcher's own moves in the rollouts (the rollout bot, the expert by
-default, still models the opponent). This is the teacher of ``trainer.distill``.
+default, still models the opponent). It was the teacher of the expert-iteration experiment
+(``experiments/distill``).
 """
 
 from __future__ import annotations

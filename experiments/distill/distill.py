@@ -1,12 +1,12 @@
 """Expert iteration: label a PPO agent's decisions with a search that follows it, then fit the agent to them.
 
-    python -m okgin_trainer.distill collect --policy checkpoints/okgin_ppo.pt --hands 7200 --seed 101 \\
+    python -m experiments.distill collect --policy checkpoints/okgin_ppo.pt --hands 7200 --seed 101 \\
         --out runs/distill/d101.npz
-    python -m okgin_trainer.distill fit --init-from checkpoints/okgin_ppo.pt --temperature 3 \\
+    python -m experiments.distill fit --init-from checkpoints/okgin_ppo.pt --temperature 3 \\
         --out runs/distill/student.pt runs/distill/d101.npz runs/distill/d102.npz
 
 ``collect`` plays ``search:K:POLICY`` (determinized rollouts that follow the policy, the expert
-modelling the opponent; ``agents.search``) against the expert on duplicate deals of its seed and
+modelling the opponent; ``okgin_agents.search``) against the expert on duplicate deals of its seed and
 records every decision of the searcher: the observation, the mask, the policy's own choice, the
 search's choice, and the candidates with their mean rollout values. It saves after every chunk of
 hands and resumes a file it finds (same policy file and contents, K, seed, chunk).
@@ -19,7 +19,8 @@ probabilities reweighted on every searched decision by exp(value lead / T) (:fun
 It holds out a tenth of the decisions and prints, after each epoch, the agreement with the search
 there and what the policy's changes there are worth by the search's values (:func:`change_value`).
 The search acts on what the searcher observes alone, so the student learns nothing a player could
-not know. docs/training.md, "Round 8", has what this gave for the shipped agent.
+not know. Round 8 of docs/experiments.md (and README.md beside this file) has what this gave for
+the shipped agent. Research code, not installed: run it from the checkout's root.
 """
 
 from __future__ import annotations
@@ -85,11 +86,11 @@ def _load(path: str) -> tuple[dict[str, np.ndarray], dict]:
         with np.load(path) as f:
             found = {k: f[k] for k in (*FIELDS, "meta") if k in f}
     except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file
-        raise ValueError(f"{path} is not a readable trainer.distill data file: {type(e).__name__}: "
+        raise ValueError(f"{path} is not a readable experiments.distill data file: {type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}") from None
     missing = [k for k in (*FIELDS, "meta") if k not in found]
     if missing:
-        raise ValueError(f"{path} is not a trainer.distill data file (lacks {', '.join(missing)})")
+        raise ValueError(f"{path} is not an experiments.distill data file (lacks {', '.join(missing)})")
     return {k: found[k] for k in FIELDS}, json.loads(str(found["meta"]))
 
 
@@ -239,7 +240,7 @@ def cpu_threads(n: int):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m experiments.distill", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="record search choices on the policy's games against the expert")
@@ -266,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     f.add_argument("--threads", type=int, default=1, help="torch and numba threads (default 1)")
     a = parser.parse_args(argv)
     if a.threads < 1:
-        sys.exit(f"trainer.distill: error: --threads must be >= 1, got {a.threads}")
+        sys.exit(f"experiments.distill: error: --threads must be >= 1, got {a.threads}")
     try:
         if a.cmd == "fit" and os.path.exists(a.out) and not a.force:
             raise ValueError(f"{a.out} exists; pass --force to replace it")
@@ -277,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 fit(a.init_from, a.data, a.out, a.epochs, a.learning_rate, a.switch_weight, a.temperature,
                     seed=a.seed)
     except (ValueError, FileNotFoundError) as e:
-        sys.exit(f"trainer.distill: error: {e}")
+        sys.exit(f"experiments.distill: error: {e}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""Search that follows a PPO policy, and expert iteration on it (trainer.distill)."""
+"""Expert iteration on a search that follows a PPO policy (experiments.distill).
+
+Not part of the default test run: ``python -m pytest experiments`` from the checkout's root."""
 
 from __future__ import annotations
 
@@ -6,77 +8,17 @@ import numpy as np
 import pytest
 import torch
 
-import okgin_agents as agents
+from experiments.distill.distill import _load, change_value, collect, fit, main, search_targets
 from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
-from okgin_agents.search import SearchAgent
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from okgin_trainer.distill import _load, change_value, collect, fit, main, search_targets
 
 
 @pytest.fixture
-def policy_path(tmp_path) -> str:
+def policy_path(tmp_path, write_checkpoint) -> str:
     torch.manual_seed(0)
-    net = ActorCritic(hidden_sizes=[16], shared_trunk=False, mask_input=True)
-    path = str(tmp_path / "p.pt")
-    save_checkpoint(path, {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE,
-                           "num_actions": NUM_ACTIONS, "model_config": net.config, "model": net.state_dict(),
-                           "rules": {}, "args": {}, "global_step": 0, "iteration": 0})
-    return path
+    return write_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=[16], shared_trunk=False, mask_input=True))
 
 
-def _positions(n: int = 64, plies: int = 9, seed: int = 3):
-    """Observations and masks of the player to move, a few plies into expert self-play."""
-    game, expert = VectorGame(n, seed=seed), agents.make("expert")
-    out = game.reset()
-    for _ in range(plies):
-        out = game.step(expert.act(out.observation, out.legal_action_mask))
-    return out.observation, out.legal_action_mask
-
-
-def test_a_search_that_never_switches_plays_its_policy_and_otherwise_its_candidates(policy_path):
-    obs, mask = _positions()
-    policy = load_ppo_agent(policy_path)
-    assert (SearchAgent(worlds=2, seed=0, policy=policy, margin=1e9).act(obs, mask)
-            == policy.act(obs, mask)).all()
-    bold = SearchAgent(worlds=2, seed=0, policy=policy, margin=0.0)
-    cand = bold._candidates(obs, mask)
-    assert (cand[:, 0] == policy.act(obs, mask)).all()
-    assert ((cand == agents.make("expert").act(obs, mask)[:, None]).any(axis=1)).all()
-    chosen = bold.act(obs, mask)
-    assert mask[np.arange(len(obs)), chosen].all() and (cand == chosen[:, None]).any(axis=1).all()
-
-
-def test_in_rollouts_the_searcher_follows_its_policy_and_the_expert_plays_the_opponent(policy_path):
-    obs, mask = _positions()
-    policy = load_ppo_agent(policy_path)
-    search = SearchAgent(worlds=2, seed=0, policy=policy)
-    player = np.arange(len(obs)) % 2
-    act = search._rollout_actions(obs, mask, np.zeros(len(obs), np.uint64), 1, player)
-    expert = agents.make("expert").act(obs, mask)
-    assert (act == np.where(player == 0, policy.act(obs, mask), expert)).all()
-    assert (act != expert).any()  # the test can tell the two apart
-    simple = SearchAgent(worlds=2, seed=0, policy=policy, rollout="simple")  # the rollout bot plays the opponent
-    act = simple._rollout_actions(obs, mask, np.arange(len(obs), dtype=np.uint64), 1, player)
-    both = simple._bot_actions(obs, mask, np.arange(len(obs), dtype=np.uint64), 1)
-    assert (act == np.where(player == 0, policy.act(obs, mask), both)).all()
-
-
-def test_spec_and_errors(policy_path):
-    assert agents.make(f"search:3:{policy_path}").policy is not None
-    assert agents.make("search:3").policy is None
-    with pytest.raises(ValueError, match="integer K"):
-        agents.make(f"search:x:{policy_path}")
-    with pytest.raises(ValueError, match="needs a PPO checkpoint path"):  # a trailing colon is a typo
-        agents.make("search:3:")
-    with pytest.raises(FileNotFoundError, match="not found"):
-        agents.make("search:3:missing.pt")
-    with pytest.raises(ValueError, match="action_probs"):
-        SearchAgent(policy=agents.make("expert"))
-
-
-def test_collect_resumes_to_the_same_data_and_fit_writes_a_playable_checkpoint(policy_path, tmp_path, capsys):
+def test_collect_resumes_to_the_same_data_and_fit_writes_a_playable_checkpoint(policy_path, tmp_path, expert_positions):
     first, whole = str(tmp_path / "a.npz"), str(tmp_path / "b.npz")
     collect(policy_path, first, hands=4, seed=7, worlds=2, chunk=2)
     collect(policy_path, first, hands=6, seed=7, worlds=2, chunk=2)  # resumes at chunk 2
@@ -103,7 +45,7 @@ def test_collect_resumes_to_the_same_data_and_fit_writes_a_playable_checkpoint(p
     assert student["distilled_from"]["data"] == [first]
     assert all(torch.equal(v, start["model"][k]) for k, v in student["model"].items() if k.startswith("critic"))
     assert any(not torch.equal(v, start["model"][k]) for k, v in student["model"].items() if k.startswith("actor"))
-    obs, mask = _positions()
+    obs, mask = expert_positions
     assert mask[np.arange(len(obs)), load_ppo_agent(out).act(obs, mask)].all()
     fit(policy_path, [first], str(tmp_path / "values.pt"), epochs=1, temperature=3.0)
     with pytest.raises(ValueError, match="temperature > 0"):
@@ -141,7 +83,7 @@ def test_collect_never_mixes_policies_and_bad_files_say_what_is_wrong(policy_pat
     with pytest.raises(ValueError, match="another --out"):
         collect(policy_path, data, hands=4, seed=1, worlds=2, chunk=2)
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="not a readable trainer.distill data file"):
+    with pytest.raises(ValueError, match="not a readable experiments.distill data file"):
         fit(policy_path, [str(tmp_path / "junk.npz")], str(tmp_path / "s.pt"))
     with pytest.raises(FileNotFoundError, match="data file not found"):
         fit(policy_path, [str(tmp_path / "none.npz")], str(tmp_path / "s.pt"))

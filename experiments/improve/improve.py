@@ -1,10 +1,10 @@
 """Policy improvement from rollouts of the real game: label, fit an advantage network, fold it in.
 
-    python -m okgin_trainer.improve label --policy checkpoints/okgin_ppo.pt --hands 20480 --seed 201 \\
+    python -m experiments.improve label --policy checkpoints/okgin_ppo.pt --hands 20480 --seed 201 \\
         --out runs/improve/l201
-    python -m okgin_trainer.improve fit --policy checkpoints/okgin_ppo.pt --top 3 --out runs/improve/adv.pt \\
+    python -m experiments.improve fit --policy checkpoints/okgin_ppo.pt --top 3 --out runs/improve/adv.pt \\
         runs/improve/l201 runs/improve/l202
-    python -m okgin_trainer.improve combine --policy checkpoints/okgin_ppo.pt --advantage runs/improve/adv.pt \\
+    python -m experiments.improve combine --policy checkpoints/okgin_ppo.pt --advantage runs/improve/adv.pt \\
         --temperature 4 --out runs/improve/improved.pt
 
 ``label`` plays the policy (greedy) against the expert and, at every decision of the policy with
@@ -25,8 +25,9 @@ deviating where the network says so is worth there, measured with the exact labe
 ``combine`` writes one checkpoint whose logits are the policy's plus A / temperature: the two
 networks side by side in one network twice as wide (block-diagonal hidden layers, the heads
 summed), so it plays as an ordinary ``ppo:`` agent on the observation alone. The critic is the
-policy's, widened with zero weights. docs/training.md, "Round 9", has what one step gave the
-shipped agent: about +0.03 points per hand, within the noise.
+policy's, widened with zero weights. Round 9 of docs/experiments.md (and README.md beside this
+file) has what one step gave the shipped agent: about +0.03 points per hand, within the noise.
+Research code, not installed: run it from the checkout's root.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from okgin_env.actions import NUM_ACTIONS  # noqa: E402
 from okgin_env.core import GameState, VectorGame  # noqa: E402
 from okgin_env.rules import Rules  # noqa: E402
 
-from .distill import cpu_threads, file_sha256  # noqa: E402
+from experiments.distill.distill import cpu_threads, file_sha256  # noqa: E402
 
 CHUNK_SEED = 1_000  #: chunk c of seed s plays the deals of seed s * CHUNK_SEED + c
 #: entries of the policy's checkpoint that do not describe the new network (a training
@@ -155,7 +156,7 @@ def label(policy: str, out: str, hands: int, seed: int, chunk: int = 512, log=pr
         if old != meta:
             raise ValueError(f"{out} holds labels of {old}, not of this command's {meta}; give another --out")
     elif os.path.exists(out) and os.listdir(out):
-        raise ValueError(f"{out} exists and is not a trainer.improve label folder; give another --out")
+        raise ValueError(f"{out} exists and is not an experiments.improve label folder; give another --out")
     else:
         os.makedirs(out, exist_ok=True)
         with open(meta_path, "w") as f:
@@ -184,7 +185,7 @@ def load_labels(folders: Sequence[str]) -> tuple[dict[str, np.ndarray], np.ndarr
     for folder in folders:
         paths = sorted(glob.glob(os.path.join(folder, "chunk[0-9][0-9][0-9][0-9][0-9].npz")))  # not a killed save's .tmp
         if not os.path.isfile(os.path.join(folder, "meta.json")) or not paths:
-            raise ValueError(f"{folder} is not a trainer.improve label folder with chunks (run label first)")
+            raise ValueError(f"{folder} is not an experiments.improve label folder with chunks (run label first)")
         for path in paths:
             with np.load(path) as f:
                 d = {k: f[k] for k in FIELDS}
@@ -358,7 +359,7 @@ def combine(policy: str, advantage: str, temperature: float, out: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m okgin_trainer.improve", description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(prog="python -m experiments.improve", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     lab = sub.add_parser("label", help="roll out every legal action of the policy's decisions against the expert")
@@ -403,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             else:
                 combine(a.policy, a.advantage, a.temperature, a.out)
     except (ValueError, FileNotFoundError) as e:
-        sys.exit(f"trainer.improve: error: {e}")
+        sys.exit(f"experiments.improve: error: {e}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""Policy improvement from rollouts of the real game (trainer.improve)."""
+"""Policy improvement from rollouts of the real game (experiments.improve).
+
+Not part of the default test run: ``python -m pytest experiments`` from the checkout's root."""
 
 from __future__ import annotations
 
@@ -9,24 +11,16 @@ import pytest
 import torch
 
 import okgin_agents as agents
+from experiments.improve.improve import combine, deviation_gain, fit, label, label_chunk, load_labels, main
 from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, network_from_checkpoint, network_input, save_checkpoint
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from okgin_trainer.improve import combine, deviation_gain, fit, label, label_chunk, load_labels, main
-
-
-def _save_net(path: str, net: ActorCritic) -> str:
-    save_checkpoint(path, {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE,
-                           "num_actions": NUM_ACTIONS, "model_config": net.config, "model": net.state_dict(),
-                           "rules": {}, "args": {}, "global_step": 0, "iteration": 0})
-    return path
 
 
 @pytest.fixture
-def policy_path(tmp_path) -> str:
+def policy_path(tmp_path, write_checkpoint) -> str:
     torch.manual_seed(0)
-    return _save_net(str(tmp_path / "p.pt"), ActorCritic(hidden_sizes=[16, 8], shared_trunk=False, mask_input=True))
+    return write_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=[16, 8], shared_trunk=False, mask_input=True))
 
 
 def test_every_legal_action_is_rolled_out_and_the_policys_own_choice_replays_the_hand(policy_path):
@@ -63,7 +57,7 @@ def test_label_resumes_a_folder_and_refuses_another_policy_or_seed(policy_path, 
         label(policy_path, str(tmp_path / "x"), hands=6, seed=1, chunk=4)
     with pytest.raises(FileNotFoundError):
         label(str(tmp_path / "missing.pt"), str(tmp_path / "y"), hands=4, seed=1, chunk=4)
-    with pytest.raises(ValueError, match="not a trainer.improve label folder"):
+    with pytest.raises(ValueError, match="not an experiments.improve label folder"):
         load_labels([str(tmp_path)])
 
 
@@ -80,12 +74,12 @@ def test_deviation_gain_reads_the_exact_label_of_the_action_played_instead():
     assert deviation_gain(logits, pred, adv, mask, choice, temperature=0.5) == (1.0, 1.0)
 
 
-def test_combine_plays_the_policy_plus_the_advantage_over_temperature(policy_path, tmp_path):
+def test_combine_plays_the_policy_plus_the_advantage_over_temperature(policy_path, tmp_path, write_checkpoint):
     torch.manual_seed(1)
     adv = network_from_checkpoint(load_checkpoint(policy_path))
     for p in adv.parameters():
         torch.nn.init.normal_(p, std=0.3)
-    adv_path = _save_net(str(tmp_path / "a.pt"), adv)
+    adv_path = write_checkpoint(tmp_path / "a.pt", adv)
     combine(policy_path, adv_path, 0.5, str(tmp_path / "c.pt"))
     both = network_from_checkpoint(load_checkpoint(str(tmp_path / "c.pt")))
     policy = network_from_checkpoint(load_checkpoint(policy_path))
@@ -105,7 +99,7 @@ def test_combine_plays_the_policy_plus_the_advantage_over_temperature(policy_pat
     assert not {"optimizer", "train_state"} & set(load_checkpoint(str(tmp_path / "ct.pt")))
     with pytest.raises(ValueError, match="temperature must be > 0"):
         combine(policy_path, adv_path, 0.0, str(tmp_path / "d.pt"))
-    other = _save_net(str(tmp_path / "o.pt"), ActorCritic(hidden_sizes=[16, 8], shared_trunk=False))
+    other = write_checkpoint(tmp_path / "o.pt", ActorCritic(hidden_sizes=[16, 8], shared_trunk=False))
     with pytest.raises(ValueError, match="does not read what"):
         combine(policy_path, other, 1.0, str(tmp_path / "d.pt"))
 
