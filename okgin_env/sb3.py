@@ -10,7 +10,9 @@ a finished game is reset at once (its returned observation is the new episode's)
 holding ``terminal_observation``, ``TimeLimit.truncated`` and, where hands ended,
 ``net_points`` (the learner's points minus the opponent's, unscaled); ``illegal_action`` is set
 where an illegal action ended the episode. ``action_masks()`` (and ``env_method("action_masks")``,
-which sb3-contrib's ``MaskablePPO`` calls) gives the (N, 107) legal actions.
+which sb3-contrib's ``MaskablePPO`` calls) gives the (N, 107) legal actions; a dict
+``terminal_observation``'s mask allows only ``actions.TERMINAL_ACTION`` (never all False).
+Actions outside 0-106 raise ``ValueError`` (from the vector env) whatever ``illegal_action`` says.
 
 All N games live in one env, so ``env_method``/``set_attr`` act on the vector env once, whatever
 ``indices`` says (``env_method("set_opponent", "simple")`` swaps the opponent of every game), and

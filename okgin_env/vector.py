@@ -32,8 +32,8 @@ observation, ``infos["action_mask"]`` and ``infos["seat"]`` already belong to it
 ``infos["final_info"]`` (a vector info dict) hold the ended episode's, flagged by
 ``infos["_final_obs"]`` / ``infos["_final_info"]``. An ended episode's mask (``final_info``'s
 ``action_mask``, a dict ``final_obs``'s) allows only ``actions.TERMINAL_ACTION`` (106), as the
-single-agent env's terminal mask: no mask the env returns is all False. The reward, terminated and truncated of that
-step are the ended episode's.
+single-agent env's terminal mask: no mask the env returns is all False. The reward, terminated
+and truncated of that step are the ended episode's.
 
 Infos follow Gymnasium's vector convention (one array per key, ``_key`` masks the games it
 holds for). Per step: ``action_mask``, ``seat``, ``illegal_action`` (N,) bool (every game), and where
@@ -182,7 +182,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
         self._step_log, self._reset_log = HandLog(n), HandLog(n)
         self._skipped = np.zeros(n, np.int32)
-        self._terminal_mask = np.zeros((n, NUM_ACTIONS), bool)  # final_info's masks: only TERMINAL_ACTION
+        self._terminal_mask = np.zeros((n, NUM_ACTIONS), bool)  # final_info's masks: TERMINAL_ACTION only
         self._terminal_mask[:, TERMINAL_ACTION] = True
         # scratch of the fused rounds (okgin_env.vector_kernels): games whose view is to be written,
         # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
