@@ -29,6 +29,9 @@ Options (keyword arguments of ``env``/``raw_env``): every ``Rules`` option (``kn
   ``phi = 0`` once the episode has ended (paid to both in the last step). Each player's terms sum
   to ``-phi(its first decision)`` over an episode; ``hand_result`` points stay unshaped, and the
   rewards are no longer zero-sum. ``docs/conformance.md`` explains when to use it.
+* ``features="raw"|"meld"|"outs"`` (default "raw"): "meld" and "outs" append the columns of
+  ``okgin_env.features`` (``learner_input``: 649 and 861 float32 in all, what okgin's own network
+  reads) to ``observation``; its Box in ``observation_space`` widens to match.
 
 Unknown option names raise a ``ValueError`` listing the valid ones.
 
@@ -90,6 +93,7 @@ from pettingzoo.utils import wrappers
 from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS
 from .core import UPCARD_POS, Phase, StepOutput, VectorGame
+from .features import learner_input
 from .observation import STOCK_SCALE, field_slices
 from .options import EnvConfig, observation_space, parse_reset_options, score_bound
 from .registration import register_envs
@@ -320,7 +324,7 @@ class raw_env(AECEnv, EzPickle):
         self.game = VectorGame(1, self.rules, episode=self.config.episode)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
-        self.observation_spaces = {a: observation_space(self.rules, "dict") for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.rules, "dict", self.config.features) for a in AGENTS}
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
         self.state_space = state_box(self.rules)
         self._points = self.config.reward == "points"
@@ -331,6 +335,8 @@ class raw_env(AECEnv, EzPickle):
         self._player = -1  # core player id to act, -1 when the episode is over
         self._mask = np.zeros(NUM_ACTIONS, bool)
         self._views: list[dict | None] = [None, None]
+        self._features = self.config.features
+        self._featured: list[tuple[dict, dict] | None] = [None, None]  # (raw view, view with the features)
         self._rewarded = False
         self._knock_limit = 0
         self._last_actions: list[LastAction | None] = [None, None]
@@ -464,7 +470,19 @@ class raw_env(AECEnv, EzPickle):
         if view is None:
             view = {"observation": self.game.observe(p)[0], "action_mask": _ZERO_MASK}
             self._views[p] = view
-        return view
+        if self._features == "raw":
+            return view
+        return self._with_features(p, view)
+
+    def _with_features(self, p: int, view: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``view`` with its observation extended by the ``features`` columns, computed once per view
+        (``last()`` and ``observe`` may ask several times; shaping reads the plain view)."""
+        cached = self._featured[p]
+        if cached is None or cached[0] is not view:  # the cache holds the view, so its id is never reused
+            obs = learner_input(view["observation"][None], self._features)[0]
+            cached = (view, {"observation": obs, "action_mask": view["action_mask"]})
+            self._featured[p] = cached
+        return cached[1]
 
     def state(self) -> np.ndarray:
         """Full state for centralised critics (``STATE_FIELDS``): both hands, stock order, pile, ..."""

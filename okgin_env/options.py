@@ -18,6 +18,7 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS
 from .cards import parse_deck
 from .core import EPISODES, GAME_BONUS, LINE_BONUS
+from .features import FEATURES, feature_bounds
 from .observation import OBS_FIELDS, OBS_SIZE
 from .rules import Rules
 from .shaping import check_coef
@@ -28,7 +29,7 @@ DEFAULT_REWARD_SCALE = 0.02  #: "points" rewards are points x this (a 50-point g
 ILLEGAL_ACTION_MODES = ("terminate", "raise")  #: see EnvConfig.illegal_action
 ILLEGAL_REWARD = -1.0  #: the learner's reward when an illegal action ends its episode ("terminate")
 OBS_FORMATS = ("vector", "dict")  #: see EnvConfig.obs_format
-ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "rules")
+ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "features", "rules")
 LEARNER_OPTION_NAMES = ("illegal_action", "obs_format")  #: options of the single-agent and vector envs only
 RESET_OPTION_NAMES = ("deck", "dealer")
 LEARNER_ENV_ARGUMENTS = ("opponent", "seat", "render_mode")  #: SingleAgentEnv's own arguments (not options)
@@ -50,6 +51,7 @@ class EnvConfig:
     deadwood_shaping: float = 0.0  #: coefficient of okgin_env.shaping's potential (0: off)
     illegal_action: str = "terminate"  #: "terminate": the episode ends, reward ILLEGAL_REWARD; "raise": ValueError
     obs_format: str = "vector"  #: "vector": the observation Box; "dict": Dict(observation, action_mask)
+    features: str = "raw"  #: the learner's observation: "raw", or with okgin_env.features' "meld"/"outs" columns
 
     @staticmethod
     def option_names(learner: bool = True) -> list[str]:
@@ -95,7 +97,10 @@ class EnvConfig:
         obs_format = options.get("obs_format", "vector")
         if obs_format not in OBS_FORMATS:
             raise ValueError(f"invalid option obs_format={obs_format!r}: allowed is {' | '.join(map(repr, OBS_FORMATS))}")
-        return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format)
+        features = options.get("features", "raw")
+        if features not in FEATURES:
+            raise ValueError(f"invalid option features={features!r}: allowed is {' | '.join(map(repr, FEATURES))}")
+        return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format, features)
 
 
 def warn_unknown_reset_options(options: Mapping[str, Any], stacklevel: int = 3) -> None:
@@ -143,13 +148,19 @@ def score_bound(rules: Rules) -> float:
     return max(1.0, total / rules.target_score)
 
 
-def observation_box(rules: Rules) -> spaces.Box:
-    """Box of the observation vector: [0, 1] except the score fields (see ``score_bound``)."""
+def observation_box(rules: Rules, features: str = "raw") -> spaces.Box:
+    """Box of the observation vector: [0, 1] except the score fields (see ``score_bound``); with
+    ``features="meld"``/``"outs"`` followed by the columns of ``okgin_env.features.learner_input``
+    (bounds from ``feature_bounds``: [0, 1] except ``near``/``opp_near`` up to 7/4 and
+    ``take_gain`` from -1)."""
     high = np.ones(OBS_SIZE, np.float32)
     sc = OBS_FIELDS["scores"]
     high[sc.start:sc.start + 2] = score_bound(rules)
     high[sc.start + 2] = max(1.0, rules.target_score / 100.0)
-    return spaces.Box(low=0.0, high=high, shape=(OBS_SIZE,), dtype=np.float32)
+    extra_low, extra_high = feature_bounds(features)
+    low = np.concatenate([np.zeros(OBS_SIZE, np.float32), extra_low])
+    high = np.concatenate([high, extra_high])
+    return spaces.Box(low=low, high=high, shape=high.shape, dtype=np.float32)
 
 
 def action_mask_box() -> spaces.Box:
@@ -157,10 +168,10 @@ def action_mask_box() -> spaces.Box:
     return spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
 
 
-def observation_space(rules: Rules, obs_format: str = "vector") -> spaces.Space:
+def observation_space(rules: Rules, obs_format: str = "vector", features: str = "raw") -> spaces.Space:
     """The observation space for ``obs_format`` (see ``EnvConfig.obs_format``): the observation
-    ``Box``, or ``Dict(observation=Box, action_mask=action_mask_box())``."""
-    box = observation_box(rules)
+    ``Box`` (``observation_box(rules, features)``), or ``Dict(observation=Box, action_mask=action_mask_box())``."""
+    box = observation_box(rules, features)
     if obs_format == "vector":
         return box
     if obs_format == "dict":

@@ -60,6 +60,12 @@ Observation format (``obs_format=``): ``"vector"`` returns the observation vecto
 returns ``{"observation": vector, "action_mask": int8 mask}``, the shape RLlib and Tianshou
 action-masking models expect (and the AEC env's observation).
 
+Learner features (``features=``, an option of every okgin env): ``"raw"`` (default) returns the
+observation vector; ``"meld"`` and ``"outs"`` append the columns of ``okgin_env.features``
+(``learner_input``: 649 and 861 float32 in all, what okgin's own network reads), in the vector or
+in the dict's ``"observation"``; ``observation_space`` is the wider Box. The opponent still acts
+on the plain observation, and shaping reads it too.
+
 Shaping (``deadwood_shaping=c``, default 0 = off): the learner's reward of a step adds
 ``phi(s') - phi(s)``, with ``phi = okgin_env.shaping.potential(obs, c, reward_scale)`` at the
 learner's decision before (s) and after (s') the step, and ``phi(s') = 0`` when the episode ends
@@ -78,6 +84,7 @@ from gymnasium import spaces
 from .actions import NUM_ACTIONS, TERMINAL_ACTION, check_action
 from .agent_specs import checked_actions, resolve_agent
 from .core import StepOutput, VectorGame
+from .features import learner_input
 from .options import ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
 from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
                      render_player_view)
@@ -115,11 +122,12 @@ class SingleAgentEnv(gymnasium.Env):
         self.seat_option = seat
         self.opponent_spec: str | None = opponent if isinstance(opponent, str) else None
         self.opponent, self.opponent_name = resolve_agent(opponent, what="opponent")
-        self.observation_space = observation_space(self.rules, self.config.obs_format)
+        self.observation_space = observation_space(self.rules, self.config.obs_format, self.config.features)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._points = self.config.reward == "points"
         self._scale = self.config.reward_scale
         self._dict_obs = self.config.obs_format == "dict"
+        self._features = self.config.features  # the learner's columns; the opponent acts on plain observations
         self._terminate_illegal = self.config.illegal_action == "terminate"
         self._shaping = self.config.deadwood_shaping
         self._phi = 0.0  # shaping potential at the learner's current decision (0 when done/off)
@@ -277,7 +285,9 @@ class SingleAgentEnv(gymnasium.Env):
         return term
 
     def _observation(self, obs: np.ndarray) -> np.ndarray | dict[str, np.ndarray]:
-        """``obs`` in the configured ``obs_format``."""
+        """``obs`` in the configured ``obs_format``, with the configured ``features`` columns."""
+        if self._features != "raw":
+            obs = learner_input(obs[None], self._features)[0]
         if self._dict_obs:
             return {"observation": obs, "action_mask": self._mask.view(np.int8)}
         return obs

@@ -7,17 +7,25 @@ trainer feeds its network.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import ROOT
 
 from okgin_env import row_kernels as k
+from okgin_env.aec import raw_env
 from okgin_env.cards import parse_cards
-from okgin_env.core import VectorGame
-from okgin_env.features import (FEATURES_PARAMS, MELD_FEATURES, MELD_FIELDS, NUM_OUTS_FIELDS, OUTS_FEATURES,
-                                OUTS_FIELDS, TableReading, can_meld, discard_outs, input_size, meld_features, outs,
-                                outs_features, read_table)
+from okgin_env.core import VectorGame, random_legal_actions
+from okgin_env.features import (FEATURES, FEATURES_PARAMS, MELD_FEATURES, MELD_FIELDS, NUM_OUTS_FIELDS,
+                                OUTS_FEATURES, OUTS_FIELDS, TableReading, can_meld, discard_outs, input_size,
+                                learner_input, meld_features, outs, outs_features, read_table)
 from okgin_env.observation import OBS_FIELDS, OBS_SIZE
+from okgin_env.options import observation_box
+from okgin_env.rules import Rules
+from okgin_env.single_agent import SingleAgentEnv
+from okgin_env.vector import OkginVectorEnv
 
 FIXTURE = ROOT / "tests" / "data" / "features_v1.npz"
 
@@ -157,3 +165,137 @@ def test_a_card_that_cannot_meld_adds_its_points_exactly():
             assert got == (now + CARD_POINTS[u], min(now, best9 + CARD_POINTS[u]))
             checked += 1
     assert checked > 10000
+
+
+def test_features_lie_in_the_documented_box():
+    """Every column of real features (random and expert play, hand and game episodes, terminal
+    views included) lies within ``observation_box(rules, features)``."""
+    rules = Rules()
+    obs = np.concatenate([_played_observations(64, 40), np.load(FIXTURE)["obs"]])
+    for features in FEATURES:
+        box = observation_box(rules, features)
+        x = learner_input(obs, features)
+        assert box.shape == (input_size(features),) and x.shape[1:] == box.shape
+        assert ((x >= box.low) & (x <= box.high)).all(), features
+        assert all(box.contains(row) for row in x[::17])
+    x = learner_input(obs, "outs")
+    assert x[:, OBS_SIZE + MELD_FIELDS["take_gain"].start].min() < 0  # taking the top card may cost: low is -1
+
+
+# ------------------------------------------------------------------ the envs' option
+class Recorder:
+    """A batched opponent that plays random legal moves and records the observation widths it got."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+        self.widths: set[int] = set()
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        self.widths.add(np.asarray(observations).shape[1])
+        return random_legal_actions(action_masks, self.rng)
+
+
+@pytest.mark.parametrize("features", ["meld", "outs"])
+@pytest.mark.parametrize("obs_format", ["vector", "dict"])
+def test_vector_env_gives_the_trainers_network_input(features, obs_format):
+    """Twin vector envs, one plain and one with ``features``, stepped with the same seeds and
+    actions: the featured observations (and final observations) are exactly ``network_input`` of
+    the plain ones, the games are the same (rewards, masks), and the opponent sees plain
+    observations."""
+    from okgin_agents.ppo import network_input
+
+    n = 16
+    opp_plain, opp_feat = Recorder(), Recorder()
+    plain = OkginVectorEnv(n, opponent=opp_plain, knock_limit=5)
+    feat = OkginVectorEnv(n, opponent=opp_feat, knock_limit=5, features=features,
+                          obs_format=obs_format)
+    space = feat.single_observation_space
+    assert (space["observation"] if obs_format == "dict" else space) == observation_box(Rules(knock_limit=5), features)
+
+    def unpack(o):
+        return o["observation"] if obs_format == "dict" else o
+
+    o_plain, _ = plain.reset(seed=3)
+    o_feat, _ = feat.reset(seed=3)
+    rng = np.random.default_rng(1)
+    finals = 0
+    for _ in range(150):
+        np.testing.assert_array_equal(unpack(o_feat), network_input(o_plain, features))
+        assert feat.observation_space.contains(o_feat)
+        np.testing.assert_array_equal(feat.action_masks(), plain.action_masks())
+        a = random_legal_actions(plain.action_masks(), rng)
+        o_plain, r_plain, t_plain, _, i_plain = plain.step(a)
+        o_feat, r_feat, t_feat, _, i_feat = feat.step(a)
+        np.testing.assert_array_equal(r_feat, r_plain)
+        np.testing.assert_array_equal(t_feat, t_plain)
+        for g in np.flatnonzero(i_plain.get("_final_obs", np.zeros(n, bool))):
+            expected = network_input(i_plain["final_obs"][g][None], features)[0]
+            np.testing.assert_array_equal(unpack(i_feat["final_obs"][g]), expected)
+            finals += 1
+    assert finals > 10
+    assert opp_feat.widths == opp_plain.widths == {OBS_SIZE}
+
+
+@pytest.mark.parametrize("obs_format", ["vector", "dict"])
+def test_single_agent_env_gives_the_trainers_network_input(obs_format):
+    from okgin_agents.ppo import network_input
+
+    opp = Recorder()
+    plain = SingleAgentEnv(opponent=Recorder())
+    feat = SingleAgentEnv(opponent=opp, features="outs", obs_format=obs_format)
+    assert (feat.observation_space["observation"] if obs_format == "dict" else feat.observation_space).shape == (861,)
+    rng = np.random.default_rng(2)
+    for episode in range(12):
+        o_plain, _ = plain.reset(seed=episode)
+        o_feat, _ = feat.reset(seed=episode)
+        done = False
+        while True:
+            got = o_feat["observation"] if obs_format == "dict" else o_feat
+            np.testing.assert_array_equal(got, network_input(o_plain[None], "outs")[0])
+            assert feat.observation_space.contains(o_feat)
+            if done:
+                break
+            a = int(random_legal_actions(plain.action_masks()[None], rng)[0])
+            o_plain, r_plain, t, tr, _ = plain.step(a)
+            o_feat, r_feat, *_ = feat.step(a)
+            assert r_feat == r_plain
+            done = t or tr
+    assert opp.widths == {OBS_SIZE}
+
+
+def test_aec_env_gives_every_agent_the_trainers_network_input():
+    from okgin_agents.ppo import network_input
+
+    plain, feat = raw_env(), raw_env(features="outs")
+    assert feat.observation_space("player_1")["observation"].shape == (861,)
+    rng = np.random.default_rng(4)
+    for seed in range(4):
+        plain.reset(seed=seed)
+        feat.reset(seed=seed)
+        for agent in plain.agent_iter():
+            o_plain, r_plain, term, trunc, _ = plain.last()
+            o_feat, r_feat, *_ = feat.last()
+            for a in plain.possible_agents:  # the other agent's view too
+                np.testing.assert_array_equal(feat.observe(a)["observation"],
+                                              network_input(plain.observe(a)["observation"][None], "outs")[0])
+            assert r_feat == r_plain and feat.observation_space(agent).contains(o_feat)
+            np.testing.assert_array_equal(o_feat["action_mask"], o_plain["action_mask"])
+            action = None if term or trunc else int(random_legal_actions(o_plain["action_mask"][None].astype(bool),
+                                                                         rng)[0])
+            plain.step(action)
+            feat.step(action)
+
+
+def test_a_bad_features_option_is_a_one_line_error():
+    for make in (lambda: SingleAgentEnv(features="out"), lambda: OkginVectorEnv(2, features="outs+"),
+                 lambda: raw_env(features=None)):
+        with pytest.raises(ValueError, match=r"^invalid option features=.*: allowed is 'raw' \| 'meld' \| 'outs'$"):
+            make()
+
+
+def test_the_env_package_imports_neither_agents_nor_torch():
+    code = ("import sys, numpy as np, okgin_env, okgin_env.features, okgin_env.vector, okgin_env.aec\n"
+            "e = okgin_env.vector.OkginVectorEnv(4, opponent='random', features='outs'); e.reset(seed=0)\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('okgin_agents', 'torch', 'okgin_trainer')]\n"
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
