@@ -53,6 +53,10 @@ the game, the action and the legal ones, before anything moves) and ``obs_format
 outside the space (below 0, above 106, not integers) always raise ``ValueError`` before anything
 moves, whatever ``illegal_action`` says: they are a bug in the caller's decoding, not a move.
 
+``features="meld"|"outs"`` (default "raw") appends ``okgin_env.features``' columns to the
+learner's observations and ``final_obs`` (``single_observation_space`` is the wider Box), in one
+batched call per step; the opponent acts on the plain observations (see ``SingleAgentEnv``).
+
 Seeding: ``reset(seed=s)`` fixes every deal, the seats and the opponent's randomness (an
 opponent's ``rng`` attribute holding a ``np.random.Generator`` is replaced by one seeded from
 ``s``, as in ``SingleAgentEnv``); with N = 1 the env draws exactly what ``SingleAgentEnv`` does.
@@ -73,6 +77,7 @@ from gymnasium.vector.utils import batch_space
 from .actions import NUM_ACTIONS, TERMINAL_ACTION, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
 from .core import F_NEED_DEAL, OUT_FLAGS, OUT_NEXT_DEALER, HandResult, VectorGame
+from .features import learner_input
 from .observation import OBS_SIZE
 from .options import ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig, observation_box, warn_unknown_reset_options
 from .shaping import potential
@@ -158,7 +163,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self.opponent: Any = None
         self.opponent_name = ""
         self.set_opponent(opponent)
-        box = observation_box(self.rules)
+        box = observation_box(self.rules, self.config.features)
         if self.config.obs_format == "dict":
             self.single_observation_space = spaces.Dict(
                 {"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
@@ -412,6 +417,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:
         """The learner's view of each ended episode's last state (``views[j]`` for game ``games[j]``)
         into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
+        if self.config.features != "raw":  # one batched call for all the ended games
+            views = learner_input(views[:len(games)], self.config.features)
         if self.config.obs_format == "dict":
             for j, i in enumerate(games.tolist()):
                 final[i] = {"observation": views[j], "action_mask": self._terminal_mask[i].astype(np.int8)}
@@ -431,6 +438,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         return info
 
     def _observation(self) -> Any:
+        """The learner's observations in the configured ``obs_format``, with the ``features`` columns
+        (computed here, batched: the opponent and shaping read the plain ``_obs``)."""
+        obs = self._obs if self.config.features == "raw" else learner_input(self._obs, self.config.features)
         if self.config.obs_format == "dict":
-            return {"observation": self._obs, "action_mask": self._mask.astype(np.int8)}
-        return self._obs
+            return {"observation": obs, "action_mask": self._mask.astype(np.int8)}
+        return obs
