@@ -61,9 +61,9 @@ from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 from okgin_env.shaping import potential
 from okgin_trainer import config
-from okgin_trainer.bc import behaviour_cloning, collect_imitation_data  # noqa: F401 - collect_imitation_data: re-export
+from okgin_trainer.bc import behaviour_cloning
 from okgin_trainer.checkpoint import move_aside
-from okgin_trainer.config import Args, args_from_dict, key_help, make_agent  # noqa: F401 - re-exported for callers
+from okgin_trainer.config import Args, key_help, make_agent
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from okgin_trainer.pool import Opponents
 from okgin_trainer.resume import TrainingState, restore, training_checkpoint
@@ -384,6 +384,7 @@ def make_learner(args: Args, rules: Rules, device: torch.device, rank: int, worl
     return network, optimizer
 
 
+# ------------------------------------------------------------- reports, best.pt
 class RunLog:
     """What rank 0 reports: the config table and scalars in TensorBoard, progress lines (or a tqdm bar:
     steps, SPS, ETA, the latest evaluation), evaluations, and steps per second since :meth:`start_clock`."""

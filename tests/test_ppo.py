@@ -10,10 +10,12 @@ import torch
 
 from okgin import train
 from okgin_agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
-                        masked_entropy, masked_log_probs, save_checkpoint)
+                              masked_entropy, masked_log_probs, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
 from okgin_env.core import VectorGame, random_legal_actions
 from okgin_env.observation import OBS_FIELDS, OBS_SIZE, OBS_VERSION
+from okgin_env.rules import Rules
+from okgin_trainer import bc, config
 
 
 def legal_batch(n: int = 64, seed: int = 0):
@@ -189,7 +191,7 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
 ])
 def test_bad_config_keys_and_values_give_clear_errors(cfg, message):
     with pytest.raises(ValueError) as e:
-        train.args_from_dict(cfg)
+        config.args_from_dict(cfg)
     assert message in str(e.value)
 
 
@@ -277,8 +279,8 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
     args = train.Args(num_envs=32, bc_agent="simple", bc_decisions=2048, bc_epochs=8, bc_minibatch_size=256,
                       hidden_sizes=[64])
     net = ActorCritic(hidden_sizes=args.hidden_sizes, mask_input=True)
-    obs, masks, actions, targets, has_target, _ = train.collect_imitation_data(
-        train.make_agent("simple", seed=0), args, train.Rules(), seed=5)
+    obs, masks, actions, targets, has_target, _ = bc.collect_imitation_data(
+        config.make_agent("simple", seed=0), args, Rules(), seed=5)
     assert len(obs) == 2048 and masks[np.arange(len(actions)), actions].all() and has_target.any()
 
     def mean_logprob():
@@ -288,7 +290,7 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
         return lp.mean().item()
 
     before = mean_logprob()
-    train.behaviour_cloning(net, args, train.Rules(), "cpu", log=lambda *_: None)
+    bc.behaviour_cloning(net, args, Rules(), "cpu", log=lambda *_: None)
     assert mean_logprob() > before + 0.3
 
 

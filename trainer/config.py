@@ -340,7 +340,9 @@ def parse_cli(argv: list[str] | None, *, description: str, default_config: str,
         f"  {key} (default {getattr(defaults, key)!r}): {text}" for key, text in key_help().items())
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default=None, help=f"YAML config (default: the quick config, {default_config})")
+    shown = os.path.relpath(default_config) if os.path.abspath(default_config).startswith(os.getcwd() + os.sep) \
+        else default_config
+    parser.add_argument("--config", default=None, help=f"YAML config (default: the quick config, {shown})")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (YAML value syntax); repeatable")
     parser.add_argument("--seed", type=int, default=None, help="shortcut for --set seed=N")
