@@ -1,6 +1,6 @@
 """sb3-contrib MaskablePPO on the registered Gymnasium id, against the built-in ``random`` bot.
 
-    python examples/sb3_maskable_ppo.py --total-timesteps 100000 --seed 0
+    python examples/sb3_maskable_ppo.py --total-timesteps 100000 --seed 0 [--features outs]
 
 Training uses stable-baselines3's ``make_vec_env`` on ``"okgin/OklahomaGin-v0"`` unchanged (8
 envs, each wrapped in ``Monitor``); MaskablePPO reads the legal actions from the env's
@@ -17,9 +17,16 @@ envs, each wrapped in ``Monitor``); MaskablePPO reads the legal actions from the
   near shaping terms while the critic learns. At 100k steps this took the policy from +4 to
   about +30 points/hand against ``random`` (docs/conformance.md has the sweep and the figures).
 
+``--features outs`` (or ``meld``) makes the env hand the policy ``okgin_env.features``' columns
+after the observation (861 floats with "outs"): what okgin's own network reads (the expert's
+reading of the table: outs, danger, the opponent's likely cards). docs/vector_env.md compares
+both at the same budget and seeds.
+
 At the end the trained policy (greedy over the legal actions) plays ``--eval-hands`` hands
-against ``random`` in an unshaped env with ``reward_scale=1`` (so rewards are points), and the
-script prints the learner's mean points/hand with a 95% confidence interval.
+against each of ``--eval-opponents`` (``random`` and ``simple``) with the project's evaluation
+(``okgin.evaluate.play_match``: duplicate deals, every deal played from both seats, 95% CIs over
+deal pairs, the same deals for every run with the same ``--eval-seed``), and the script prints
+the learner's points/hand with a 95% confidence interval for each.
 """
 
 from __future__ import annotations
@@ -27,13 +34,15 @@ from __future__ import annotations
 import argparse
 import time
 
-import gymnasium
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
+import okgin_agents
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
+from okgin.evaluate import MatchResult, play_match
+from okgin_env.features import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
 
@@ -45,7 +54,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n-envs", type=int, default=8, help="environments in make_vec_env")
     p.add_argument("--opponent", default="random", help="training and evaluation opponent (agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
-    p.add_argument("--eval-hands", type=int, default=400, help="hands of the final evaluation")
+    p.add_argument("--features", choices=FEATURES, default="raw",
+                   help="the policy's input: the observation (raw), or with okgin_env.features' columns (meld, outs)")
+    p.add_argument("--eval-hands", type=int, default=2000,
+                   help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
+    p.add_argument("--eval-opponents", nargs="+", default=["random", "simple"], help="agent specs to evaluate against")
+    p.add_argument("--eval-seed", type=int, default=100, help="seeds the evaluation deals (the same for every run)")
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
     p.add_argument("--batch-size", type=int, default=256, help="minibatch size")
     p.add_argument("--n-epochs", type=int, default=10, help="epochs per update")
@@ -59,41 +73,46 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def evaluate(model: MaskablePPO, opponent: str, hands: int, seed: int) -> np.ndarray:
-    """The learner's points (its score change minus the opponent's) in each of ``hands`` hands."""
-    env = gymnasium.make(ENV_ID, opponent=opponent, reward_scale=1.0)
-    points = np.zeros(hands)
-    for i in range(hands):
-        obs, info = env.reset(seed=seed + i)
-        done = False
-        while not done:
-            action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
-            obs, reward, terminated, truncated, info = env.step(int(action))
-            points[i] += reward
-            done = terminated or truncated
-    env.close()
-    return points
+class SB3Policy:
+    """The trained model as an okgin agent (batched ``act(observations, action_masks)``): greedy over
+    the legal actions, on the inputs it was trained on (``learner_input(observations, features)``)."""
+
+    def __init__(self, model: MaskablePPO, features: str, name: str = "maskable_ppo") -> None:
+        self.model, self.features, self.name = model, features, name
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        actions, _ = self.model.predict(learner_input(observations, self.features), action_masks=action_masks,
+                                        deterministic=True)
+        return np.asarray(actions, np.int64)
+
+
+def evaluate(model: MaskablePPO, features: str, opponent: str, hands: int, seed: int) -> MatchResult:
+    """The learner against ``opponent`` over ``hands`` hands on duplicate deals from ``seed``."""
+    return play_match(SB3Policy(model, features), okgin_agents.make(opponent, seed=seed), hands, seed=seed)
 
 
 def main(argv: list[str] | None = None) -> float:
+    """Train, evaluate, print; returns the points/hand against the first evaluation opponent."""
     args = parse_args(argv)
     torch.set_num_threads(args.torch_threads)
     start = time.time()
     vec_env = make_vec_env(ENV_ID, n_envs=args.n_envs, seed=args.seed,
-                           env_kwargs=dict(opponent=args.opponent, deadwood_shaping=args.deadwood_shaping))
+                           env_kwargs=dict(opponent=args.opponent, deadwood_shaping=args.deadwood_shaping,
+                                           features=args.features))
     model = MaskablePPO("MlpPolicy", vec_env, gamma=1.0, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.n_epochs, learning_rate=args.learning_rate, ent_coef=args.ent_coef,
                         gae_lambda=args.gae_lambda, policy_kwargs=dict(net_arch=[int(n) for n in args.net_arch.split(",")]),
                         seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.total_timesteps)
     train_s = time.time() - start
-    points = evaluate(model, args.opponent, args.eval_hands, seed=10_000_000 + args.seed)
-    mean = float(points.mean())
-    half = 1.96 * float(points.std(ddof=1)) / np.sqrt(len(points)) if len(points) > 1 else float("nan")
-    print(f"trained {args.total_timesteps} steps in {train_s:.0f} s; against {args.opponent} over "
-          f"{len(points)} hands: {mean:+.1f} +- {half:.1f} points/hand (95% CI), "
-          f"{np.mean(points == 0):.0%} void or drawn")
-    return mean
+    print(f"trained {args.total_timesteps} steps (features={args.features}, seed {args.seed}) in {train_s:.0f} s")
+    results = [evaluate(model, args.features, opponent, args.eval_hands, seed=args.eval_seed)
+               for opponent in args.eval_opponents]
+    for opponent, r in zip(args.eval_opponents, results):
+        lo, hi = r.points_ci
+        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
+              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
+    return results[0].points_per_hand
 
 
 if __name__ == "__main__":
