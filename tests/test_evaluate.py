@@ -7,16 +7,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 import okgin_agents as agents
 from okgin import evaluate
 from okgin_env.rules import Rules
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

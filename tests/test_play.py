@@ -13,11 +13,11 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 import okgin_agents as agents
 from okgin import play
 from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
@@ -25,7 +25,6 @@ from okgin_env.cards import NUM_CARDS, card_text
 from okgin_env.render import hand_result_info, score_line
 from okgin_env.rules import Rules
 
-ROOT = Path(__file__).resolve().parents[1]
 OPPONENT = "simple"
 NAMES = ("You", OPPONENT)
 

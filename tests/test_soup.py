@@ -6,26 +6,27 @@ import pytest
 import torch
 
 from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
 from okgin_trainer.soup import average_checkpoints, main
 
 
-def _checkpoint(path, seed: int, **config) -> ActorCritic:
-    torch.manual_seed(seed)
-    net = ActorCritic(hidden_sizes=[8], shared_trunk=False, **config)
-    save_checkpoint(str(path), {"format": "okgin-ppo", "version": 1, "obs_version": OBS_VERSION,
-                                "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "model_config": net.config,
-                                "model": net.state_dict(), "optimizer": {"lr": 1.0}, "rules": {}, "args": {},
-                                "global_step": 100 * seed, "iteration": seed,
-                                "eval": {"expert": {"points_per_hand": float(seed)}}})
-    return net
+@pytest.fixture
+def soup_input(write_checkpoint):
+    """``soup_input(path, seed, **config)``: a training checkpoint of a small network (weights from
+    ``seed``) at ``path``, with an optimiser and an in-training evaluation; returns the network."""
+    def make(path, seed: int, **config) -> ActorCritic:
+        torch.manual_seed(seed)
+        net = ActorCritic(hidden_sizes=[8], shared_trunk=False, **config)
+        write_checkpoint(path, net, optimizer={"lr": 1.0}, global_step=100 * seed, iteration=seed,
+                         eval={"expert": {"points_per_hand": float(seed)}})
+        return net
+
+    return make
 
 
-def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_out(tmp_path):
-    a = _checkpoint(tmp_path / "a.pt", 1, privileged_size=5)
-    b = _checkpoint(tmp_path / "b.pt", 2, privileged_size=5)
-    c = _checkpoint(tmp_path / "c.pt", 3)  # no privileged inputs: its first critic layer is narrower
+def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_out(tmp_path, soup_input):
+    a = soup_input(tmp_path / "a.pt", 1, privileged_size=5)
+    b = soup_input(tmp_path / "b.pt", 2, privileged_size=5)
+    c = soup_input(tmp_path / "c.pt", 3)  # no privileged inputs: its first critic layer is narrower
     soup = average_checkpoints([str(tmp_path / n) for n in ("a.pt", "b.pt", "c.pt")])
     sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
     for key, w in soup["model"].items():
@@ -38,11 +39,11 @@ def test_the_soup_is_the_mean_of_the_weights_and_critics_of_other_inputs_keep_ou
     assert [s["global_step"] for s in soup["soup_of"]] == [100, 200, 300]
 
 
-def test_a_narrower_input_is_widened_to_the_first_as_init_from_widens_it(tmp_path):
+def test_a_narrower_input_is_widened_to_the_first_as_init_from_widens_it(tmp_path, soup_input):
     """The start of a widened run averages with it: the narrow input is widened exactly as
     load_widened widens it (the same function, the same new weights)."""
     from okgin_agents.ppo import load_widened
-    _checkpoint(tmp_path / "narrow.pt", 1, privileged_size=5)
+    soup_input(tmp_path / "narrow.pt", 1, privileged_size=5)
     torch.manual_seed(2)
     wide = ActorCritic(hidden_sizes=[12], shared_trunk=False, privileged_size=5)
     save_checkpoint(str(tmp_path / "wide.pt"), {**load_checkpoint(str(tmp_path / "narrow.pt")),
@@ -56,9 +57,9 @@ def test_a_narrower_input_is_widened_to_the_first_as_init_from_widens_it(tmp_pat
         average_checkpoints([str(tmp_path / "narrow.pt"), str(tmp_path / "wide.pt")])
 
 
-def test_the_command_writes_a_playable_checkpoint_and_never_replaces_a_file(tmp_path, capsys):
-    _checkpoint(tmp_path / "a.pt", 1)
-    _checkpoint(tmp_path / "b.pt", 2)
+def test_the_command_writes_a_playable_checkpoint_and_never_replaces_a_file(tmp_path, capsys, soup_input):
+    soup_input(tmp_path / "a.pt", 1)
+    soup_input(tmp_path / "b.pt", 2)
     out = tmp_path / "soup.pt"
     main([str(tmp_path / "a.pt"), str(tmp_path / "b.pt"), "--out", str(out)])
     load_ppo_agent(str(out))
@@ -77,8 +78,8 @@ def test_the_command_writes_a_playable_checkpoint_and_never_replaces_a_file(tmp_
     ({"activation": "tanh"}, "does not fit"),
     (None, "not found"),
 ])
-def test_checkpoints_that_cannot_be_averaged_are_refused_with_the_reason(tmp_path, capsys, other, message):
-    _checkpoint(tmp_path / "a.pt", 1)
+def test_checkpoints_that_cannot_be_averaged_are_refused_with_the_reason(tmp_path, capsys, other, message, soup_input):
+    soup_input(tmp_path / "a.pt", 1)
     if other is not None:
         torch.manual_seed(0)
         config = {"hidden_sizes": [8], "shared_trunk": False, **other}
