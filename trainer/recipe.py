@@ -1,6 +1,6 @@
 """Run a recipe: the training runs and means of weights that make an agent, in order, as one command.
 
-    python -m okgin_trainer.recipe configs/recipes/shipped.yaml             # the shipped agent (~6 h, 2 cores)
+    python -m okgin_trainer.recipe configs/recipes/shipped.yaml             # the shipped agent (~9 h, 2 cores)
     python -m okgin_trainer.recipe configs/recipes/shipped.yaml --dry-run   # print the commands, run nothing
     python -m okgin_trainer.recipe configs/recipes/shipped.yaml --scale 0.001 --out runs/smoke   # smoke run
 
