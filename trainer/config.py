@@ -100,9 +100,10 @@ class Args:
     mask_input: bool = arg(True,
         "append the legal-action mask to the network's input (it then sees exactly when it may knock)")
     features: str = arg("raw",
-        "network input: raw (the observation), meld (plus meld features computed from it, agents.ppo.meld_features) "
-        "or outs (plus the expert's reading of the table: outs, danger, the opponent's likely cards, "
-        "agents.expert.outs_features); init_from may start an outs network from a meld one")
+        "network input: raw (the observation), meld (plus meld features computed from it, "
+        "okgin_env.features.meld_features) or outs (plus the expert's reading of the table: outs, danger, the "
+        "opponent's likely cards, okgin_env.features.outs_features); init_from may start an outs network from a "
+        "meld one")
     oracle_critic: bool = arg(False,
         "the critic also reads what the player cannot see, the opponent's hand and the stock order "
         "(trainer.oracle; needs shared_trunk: false): less noisy advantages. The policy never reads it, "
