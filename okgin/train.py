@@ -68,9 +68,9 @@ from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from okgin_trainer.pool import Opponents
 from okgin_trainer.resume import TrainingState, restore, training_checkpoint
 
-#: ``python train.py`` with no --config runs the quick config. It ships inside the package (okgin/configs/), so
+#: ``python train.py`` with no --config runs the quick config. It ships inside the package (okgin/quick.yaml), so
 #: ``okgin-train`` works installed from a wheel too; configs/quick.yaml is the same file (tests/test_train.py checks).
-DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "quick.yaml")
+DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quick.yaml")
 
 
 def parse_cli(argv: list[str] | None = None) -> tuple[Args, str | None]:

@@ -239,7 +239,7 @@ def test_the_default_config_ships_inside_the_package_and_is_configs_quick_yaml()
     package = os.path.dirname(os.path.abspath(okgin.__file__))
     assert os.path.commonpath([train.DEFAULT_CONFIG, package]) == package
     with open(train.DEFAULT_CONFIG, "rb") as a, open(os.path.join(ROOT, "configs", "quick.yaml"), "rb") as b:
-        assert a.read() == b.read(), "okgin/configs/quick.yaml must equal configs/quick.yaml: copy one onto the other"
+        assert a.read() == b.read(), "okgin/quick.yaml must equal configs/quick.yaml: copy one onto the other"
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         package_data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["okgin"]
     assert os.path.relpath(train.DEFAULT_CONFIG, package).replace(os.sep, "/") in package_data
