@@ -316,17 +316,13 @@ def main(argv: list[str] | None = None) -> str:
                         help="config key for every train step (YAML value syntax), after the recipe's own; repeatable")
     parser.add_argument("--dry-run", action="store_true", help="print the commands it would run now, run nothing")
     ns = parser.parse_args(argv)
-    extra = {}
-    for item in ns.set:
-        key, sep, text = (s.strip() for s in item.partition("="))
-        if not sep or not key:
-            raise ValueError(f"--set {item!r} must look like key=value")
-        if key in RESERVED_SET_KEYS:
-            raise ValueError(f"--set {key} is the recipe's to give (run folder: --out; init_from: the recipe's steps)")
-        try:
-            extra[key] = yaml.safe_load(text) if text else ""
-        except yaml.YAMLError as e:
-            raise ValueError(f"--set {key}: cannot parse {text!r}: {' '.join(str(e).split())}") from None
+    from okgin_trainer.config import parse_overrides  # okgin.train's reading of --set, with its checks
+
+    extra = parse_overrides(ns.set)
+    reserved = sorted(set(extra) & set(RESERVED_SET_KEYS))
+    if reserved:
+        raise ValueError(f"--set {', '.join(reserved)} is the recipe's to give (run folder: --out; init_from: the "
+                         f"recipe's steps)")
     return run(ns.recipe, ns.out, ns.scale, extra, ns.dry_run)
 
 
