@@ -92,7 +92,8 @@ from pettingzoo.utils import wrappers
 
 from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS
-from .core import UPCARD_POS, Phase, StepOutput, VectorGame
+from .constants import NUM_KNOCK_LIMITS, UPCARD_POS, Phase
+from .core import StepOutput, VectorGame
 from .features import learner_input
 from .observation import STOCK_SCALE, field_slices
 from .options import EnvConfig, observation_space, parse_reset_options, score_bound
@@ -119,7 +120,7 @@ def _state_fields() -> dict[str, slice]:
         ("discarded", 2 * NUM_CARDS),  # per player: discarded face up this hand
         ("declined", 2 * NUM_CARDS),  # per player: passed on / drew the stock instead of
         ("taken_card", NUM_CARDS),  # one-hot: the card taken from the pile this turn
-        ("knock_limit", 11),  # one-hot 0..10
+        ("knock_limit", NUM_KNOCK_LIMITS),  # one-hot 0..10
         ("stock_size", 1),  # cards in stock / 31
         ("phase", len(Phase)),  # one-hot over Phase (OVER included)
         ("current_player", 2),  # one-hot; zeros when the episode is over
