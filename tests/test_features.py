@@ -7,6 +7,7 @@ trainer feeds its network.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -299,3 +300,33 @@ def test_the_env_package_imports_neither_agents_nor_torch():
             "bad = [m for m in sys.modules if m.split('.')[0] in ('okgin_agents', 'torch', 'okgin_trainer')]\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_sb3_vec_env_passes_the_features_through():
+    """``OkginSB3VecEnv(..., features="outs")``: observations and terminal observations carry them."""
+    pytest.importorskip("stable_baselines3")
+    from okgin_env.sb3 import OkginSB3VecEnv
+
+    env = OkginSB3VecEnv(num_envs=4, opponent="random", features="outs")
+    assert env.observation_space.shape == (861,)
+    obs = env.reset()
+    rng = np.random.default_rng(0)
+    terminal = 0
+    for _ in range(200):
+        assert obs.shape == (4, 861) and env.observation_space.contains(obs[0])
+        obs, _, dones, infos = env.step(random_legal_actions(env.action_masks(), rng))
+        for i in np.flatnonzero(dones):
+            assert infos[i]["terminal_observation"].shape == (861,)
+            terminal += 1
+    assert terminal > 0
+
+
+@pytest.mark.slow
+def test_sb3_example_trains_on_the_outs_features():
+    pytest.importorskip("sb3_contrib")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "sb3_maskable_ppo.py"), "--total-timesteps", "512",
+                           "--n-envs", "2", "--eval-hands", "10", "--features", "outs"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "features=outs" in done.stdout and done.stdout.count("points/hand (95% CI)") == 2
