@@ -417,5 +417,8 @@ def test_watch_two_bots_to_the_end():
     frames = []
     while not (frames and frames[-1]["finished"]):
         frames.append(c.post(f"/api/watches/{w['id']}/step").json())
-    assert frames[-1]["result"] is not None
+    last = frames[-1]
+    assert last["result"] is not None
+    # the ended hand's knock limit, not the next deal's (the table deals on in the same step)
+    assert last["knock_limit_text"].startswith(f"{last['result']['knock_limit']} (upcard ")
     assert c.post(f"/api/watches/{w['id']}/step").status_code == 409

@@ -147,10 +147,13 @@ def result_json(info: dict, names: Sequence[str], hand_no: int) -> dict[str, Any
     else:
         how = "knock"
     limit = info.get("knock_limit")
+    limit = None if limit is None or limit < 0 else int(limit)
+    upcard = card_pretty(parse_card(info["upcard"]))
     return {
         "hand": hand_no, "how": how, "knocker": k, "winner": w, "points": list(info["points"]),
         "points_won": 0 if w is None else info["points"][w], "scores": list(info["scores"]),
-        "deadwood": list(info["deadwood"]), "knock_limit": None if limit is None or limit < 0 else int(limit),
+        "deadwood": list(info["deadwood"]), "knock_limit": limit, "upcard": upcard,
+        "knock_limit_text": f"{limit} (upcard {upcard})" if limit is not None else f"upcard {upcard}",
         "knock_card": pretty([info["knock_card"]])[0] if info["knock_card"] else None,
         "melds": [[pretty(m) for m in info["melds"][p]] for p in (0, 1)],
         "deadwood_cards": [pretty(info["deadwood_cards"][p]) for p in (0, 1)],
@@ -344,7 +347,9 @@ def frame_json(t: Table, mover: int | None, result: dict | None) -> dict[str, An
         "dealer": int(s.dealer[0]), "current": -1 if t.finished else t.current,
         "hands": [hand_json(cards_of(s.hands[0, p])) for p in (0, 1)] if result is None else None,
         "pile_top": card_json(top) if top >= 0 else None, "pile_size": int(s.pile_size[0]),
-        "stock": NUM_CARDS - int(s.stock_next[0]), "knock_limit_text": knock_limit_words(s, t.rules, 0),
+        "stock": NUM_CARDS - int(s.stock_next[0]),
+        # at a hand's end the table already holds the next deal: say the ended hand's knock limit
+        "knock_limit_text": knock_limit_words(s, t.rules, 0) if result is None else result["knock_limit_text"],
         "scores": result["scores"] if result else [int(x) for x in s.scores[0]],
         "move": move, "result": result, "finished": t.finished,
     }
