@@ -155,6 +155,25 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
     assert set(stats) >= {"policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"}
 
 
+# ------------------------------------------------------------------ opponent pool
+def test_the_learner_joins_the_pool_on_schedule_when_it_beats_the_pool_or_while_the_pool_is_empty():
+    from okgin_trainer.pool import Opponents
+    net = ActorCritic(hidden_sizes=[8])
+    opp = Opponents({"self": 0.5, "snapshot": 0.5}, 4, 3, np.random.default_rng(0), config.make_agent,
+                    agent_seed=0, model_config=net.config, device=torch.device("cpu"))
+    due = lambda it, margin=5.0: opp.snapshot_due(it, every=10, margin=margin, min_hands=100)  # noqa: E731
+    assert due(3)  # the pool is empty
+    opp.add_snapshot(net, 3)
+    assert not due(4) and due(10)
+    opp.pool_points, opp.pool_hands = 600.0, 99  # +6 points per hand, but too few hands to judge
+    assert not due(4)
+    opp.pool_hands = 100
+    assert due(4) and not due(4, margin=0) and not due(4, margin=7.0)
+    only_self = Opponents({"self": 1.0}, 4, 3, np.random.default_rng(0), config.make_agent, agent_seed=0,
+                          model_config=net.config, device=torch.device("cpu"))
+    assert not only_self.snapshot_due(10, every=10, margin=5.0, min_hands=100)  # no snapshot in the mix
+
+
 # ------------------------------------------------------------------------ config
 @pytest.mark.parametrize("cfg, message", [
     ({"num_envz": 8}, "unknown config key(s) num_envz (did you mean num_envs?); valid keys: exp_name"),
