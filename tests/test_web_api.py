@@ -422,3 +422,16 @@ def test_watch_two_bots_to_the_end():
     # the ended hand's knock limit, not the next deal's (the table deals on in the same step)
     assert last["knock_limit_text"].startswith(f"{last['result']['knock_limit']} (upcard ")
     assert c.post(f"/api/watches/{w['id']}/step").status_code == 409
+
+
+# ----------------------------------------------------------------------------- the measuring script
+
+@pytest.mark.slow
+def test_bench_runs_a_real_server_and_counts_games():
+    """okgin.web.bench (docs/play.md's figures): a subprocess server, HTTP clients, no error, no game lost."""
+    from okgin.web import bench
+
+    lat = bench.latency(20, "random", seed=0)
+    assert lat["moves"]["n"] == 20 and lat["page_load"]["n"] == 50 and lat["moves"]["median_ms"] > 0
+    out = bench.load(clients=2, seconds=2, opponent="random", seed=0)
+    assert out["errors"] == 0 and out["games_lost"] == 0 and out["games_finished"] >= 1
