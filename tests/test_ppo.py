@@ -207,6 +207,8 @@ def test_the_learner_joins_the_pool_on_schedule_when_it_beats_the_pool_or_while_
     ({"opponent_mix": {"expert:1.0": None}}, "is not a mapping of names to numbers, e.g. {self: 0.5, expert: 0.5} "
      "(YAML read 'expert:1.0' as a key without a value: write a space after the colon, expert: 1.0)"),
     ({"hidden_sizes": "256 256"}, "'256 256' is not a list of integers, e.g. [256, 256]"),
+    ({"rules": {"knock_limit:10": None}}, "config key 'rules': unknown rule option(s) knock_limit:10"),
+    ({"rules": {"knock_limit:10": None}}, "write a space after the colon, knock_limit: 10"),
 ])
 def test_bad_config_keys_and_values_give_clear_errors(cfg, message):
     with pytest.raises(ValueError) as e:

@@ -231,6 +231,15 @@ def _convert(value, tp):
     raise _Mismatch
 
 
+def _colon_hint(value) -> str:
+    """YAML reads {expert:1.0} (no space after the colon) as the key 'expert:1.0' without a value: say so, or ''."""
+    empty = [k for k, v in value.items() if v is None and ":" in str(k)] if isinstance(value, dict) else []
+    if not empty:
+        return ""
+    head, _, tail = str(empty[0]).rpartition(":")
+    return f" (YAML read {str(empty[0])!r} as a key without a value: write a space after the colon, {head}: {tail})"
+
+
 def check_value(key: str, value, tp, read_from: str = ""):
     """``value`` converted to the field type ``tp``; else a ValueError naming the key, the value and the form
     expected. ``read_from``: the text YAML read ``value`` from (``--set key=TEXT``), named in the error."""
@@ -238,12 +247,7 @@ def check_value(key: str, value, tp, read_from: str = ""):
         return _convert(value, tp)
     except _Mismatch:
         pass
-    hint = ""
-    if isinstance(value, dict):  # YAML reads {expert:1.0} (no space after the colon) as the key 'expert:1.0', no value
-        empty = [k for k, v in value.items() if v is None and ":" in str(k)]
-        if empty:
-            head, _, tail = str(empty[0]).rpartition(":")
-            hint = f" (YAML read {str(empty[0])!r} as a key without a value: write a space after the colon, {head}: {tail})"
+    hint = _colon_hint(value)
     if read_from:
         raise ValueError(f"--set {key}={read_from}: YAML read the value as {value!r}, which is not "
                          f"{_expected(key, tp)}{hint}")
@@ -308,7 +312,10 @@ def validate_args(args: Args) -> None:
     need(args.features in FEATURES, "features", " or ".join(FEATURES))
     need(not (args.oracle_critic and args.shared_trunk), "oracle_critic",
          "false, or true with shared_trunk: false (the policy must not read the critic's privileged inputs)")
-    Rules.from_dict(args.rules)  # names the bad rule option itself
+    try:
+        Rules.from_dict(args.rules)  # names the bad rule option itself
+    except ValueError as e:
+        raise ValueError(f"config key 'rules': {e}{_colon_hint(args.rules)}") from None
     mix = args.opponent_mix
     need(len(mix) > 0 and all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, "opponent_mix",
          "a mapping of opponent -> share >= 0 with a positive sum")
@@ -331,15 +338,14 @@ def validate_args(args: Args) -> None:
 
 
 # ----------------------------------------------------------------- command line
-def parse_cli(argv: list[str] | None, *, description: str, default_config: str,
-              prog: str | None = None) -> tuple[Args, str | None]:
+def parse_cli(argv: list[str] | None, *, description: str, default_config: str) -> tuple[Args, str | None]:
     """(args, resume path) from the command line; configs are YAML files whose keys are Args fields.
 
     ``--set key=value`` values are YAML; one read differently than meant says what it was read as."""
     defaults = Args()
     epilog = "config keys (YAML keys of --config, and --set key=value):\n" + "\n".join(
         f"  {key} (default {getattr(defaults, key)!r}): {text}" for key, text in key_help().items())
-    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
+    parser = argparse.ArgumentParser(description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     shown = os.path.relpath(default_config) if os.path.abspath(default_config).startswith(os.getcwd() + os.sep) \
         else default_config
