@@ -1,7 +1,9 @@
 """Evaluate okgin agents against each other on duplicate deals.
 
     python evaluate.py --agents expert simple random --hands 20000 --seed 0 \\
-        [--games N] [--no-duplicate] [--rules key=value ...] [--batch 1024] [--json out.json]
+        [--games N] [--no-duplicate] [--rules key=value ...] [--batch 1024] [--json out.json] [--plot rr.png]
+    python evaluate.py --paired A B --opponent C --hands 20000 --seed 0     # A - B against C, paired
+    torchrun --nproc_per_node K evaluate.py ...                               # the deals over K processes
 
 Two agents play head to head; three or more play a round robin (every pair on the same
 deals) followed by a rating table. Agent specs are those of ``agents.make``: random, greedy,
@@ -17,7 +19,11 @@ How hands are scored
 * **Points per hand** is A's points minus B's points per hand (spade doubling included).
 * **95% confidence intervals** are mean +/- 1.96 standard errors over independent units:
   deal pairs under duplicate deals (the two halves of a pair are correlated), hands
-  otherwise; for games, game pairs / games.
+  otherwise; for games, game pairs / games. Win rates get a Wilson interval at the effective
+  sample size of those units instead (``okgin.stats.rate_ci``), which stays inside [0, 1].
+* **Paired comparison** (``--paired A B --opponent C``): A and B each play C on the same deals,
+  seats and agent seeds; A - B per hand with a CI over deal pairs (an agent paired with itself
+  reads exactly 0).
 * **Rates per side**: knock = hands the side knocked; gin = hands the side won by gin;
   undercut = hands the side undercut the opponent's knock; void = hands nobody scored.
 * With ``--games N``, N full games to ``target_score`` (``episode="game"``) are played as
@@ -26,7 +32,11 @@ How hands are scored
 * **Ratings** (round robin): a Bradley-Terry fit of all pairs' hand results (void = half),
   on the Elo scale (400 points = 10:1 odds of winning a hand), with half a win and half a
   loss added per pair so that a clean sweep stays finite; anchored so that ``random`` is 0
-  (or the last listed agent when random does not play).
+  (or the last listed agent when random does not play). Each rating's 95% interval is a
+  percentile bootstrap over deal pairs (``--bootstrap N`` resamples, seeded; every pair's
+  hands of one deal are drawn together). ``--plot`` draws them (``okgin.plot``).
+* **Processes**: under torchrun every process plays every K-th batch and the rows are summed
+  (``okgin.sharding``, which says when the figures equal a single process's).
 
 The table goes to stdout, a tqdm progress bar to stderr, everything to ``--json``. The same
 seed gives the same numbers. ``play_match`` is the entry point for the trainer's periodic
@@ -37,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -55,10 +64,11 @@ from okgin_env.agent_specs import AgentOutputError, agent_name, checked_actions
 from okgin_env.cards import NUM_CARDS
 from okgin_env.core import VectorGame
 from okgin_env.rules import Rules
+from okgin.sharding import Shard
+from okgin.stats import (BOOTSTRAP_REPS, RATING_PRIOR, Z95, bootstrap_ratings, diff_ci,  # noqa: F401  (Z95: API)
+                         mean_ci, percentile_interval, rate_ci)
 
-Z95 = 1.959963984540054  #: two-sided 95% normal quantile
 MAX_HANDS_PER_GAME = 1000  #: a game still running after this many hands counts as a draw (never-knocking bots)
-RATING_PRIOR = 0.5  #: virtual wins (and as many losses) per pair in the rating fit
 
 
 # --------------------------------------------------------------------------- results
@@ -116,17 +126,24 @@ class GameMatchResult:
         return asdict(self)
 
 
-def mean_ci(values: np.ndarray, units: np.ndarray | None = None) -> tuple[float, tuple[float, float]]:
-    """Mean and 95% CI; with ``units`` (ids), the CI is over per-unit means (e.g. deal pairs)."""
-    v = np.asarray(values, dtype=np.float64)
-    if units is not None:
-        counts = np.bincount(units)
-        v = np.bincount(units, weights=v)[counts > 0] / counts[counts > 0]
-    m = float(v.mean()) if len(v) else float("nan")
-    if len(v) < 2:
-        return m, (float("nan"), float("nan"))
-    half = Z95 * float(v.std(ddof=1)) / math.sqrt(len(v))
-    return m, (m - half, m + half)
+@dataclass
+class PairedResult:
+    """A against C minus B against C on the same deals, seats and agent seeds (``paired_match``)."""
+
+    agent_a: str
+    agent_b: str
+    opponent: str
+    hands: int  #: hands each of A and B played against the opponent
+    deals: int  #: units of the CIs (deal pairs under duplicate deals, else hands)
+    duplicate: bool
+    points_diff: float  #: A's points per hand against C minus B's
+    points_diff_ci: tuple[float, float]
+    win_rate_diff: float  #: A's hand win rate against C minus B's (void = half a win)
+    win_rate_diff_ci: tuple[float, float]  #: clipped to [-1, 1]
+    hands_differing: int  #: hands whose points differ between A's match and B's
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 # ------------------------------------------------------------------------- playing
@@ -172,19 +189,27 @@ def _act(agent_a: Agent, agent_b: Agent, out, a_player: np.ndarray, live: np.nda
 def _play_rows(agent_a: Agent, agent_b: Agent, decks: np.ndarray, dealers: np.ndarray, a_player: np.ndarray,
                rules: Rules, episode: str, batch: int, seed: int,
                on_done: Callable[[np.ndarray, np.ndarray, object], None],
-               progress: Callable[[int], None] | None) -> None:
+               progress: Callable[[int], None] | None, shard: Shard | None = None) -> np.ndarray:
     """Play every row (one episode each) in chunks of ``batch`` games; ``on_done(rows, local, result)``
-    receives the global row ids, their chunk indices and the step's HandResult for each ended hand."""
-    for start in range(0, len(decks), batch):
+    receives the global row ids, their chunk indices and the step's HandResult for each ended hand.
+    With ``shard`` only this process's chunks are played, each by ``shard.chunk_agent``'s agents.
+    Returns the mask of rows played here."""
+    mine = np.zeros(len(decks), bool)
+    for chunk, start in enumerate(range(0, len(decks), batch)):
+        if shard is not None and not shard.plays(chunk):
+            continue
         stop = min(len(decks), start + batch)
         n = stop - start
+        mine[start:stop] = True
+        a, b = (agent_a, agent_b) if shard is None else (shard.chunk_agent(agent_a, chunk),
+                                                         shard.chunk_agent(agent_b, chunk))
         game = VectorGame(n, rules, episode=episode, seed=(seed, start))
         out = game.reset(decks=decks[start:stop], dealers=dealers[start:stop])
         ap = a_player[start:stop]
         hands_played = np.zeros(n, np.int64)
         playing = out.current_player >= 0
         while (playing & (hands_played < MAX_HANDS_PER_GAME)).any():
-            out = game.step(_act(agent_a, agent_b, out, ap, playing, start), checked=True)
+            out = game.step(_act(a, b, out, ap, playing, start), checked=True)
             ended = np.flatnonzero(out.hand_over & (hands_played < MAX_HANDS_PER_GAME))
             if len(ended):
                 hands_played[ended] += 1
@@ -192,6 +217,7 @@ def _play_rows(agent_a: Agent, agent_b: Agent, decks: np.ndarray, dealers: np.nd
             playing = out.current_player >= 0
         if progress is not None:
             progress(n)
+    return mine
 
 
 def play_match(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
@@ -203,6 +229,25 @@ def play_match(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, ru
     ``seed`` alone, so every pair evaluated with one seed plays the same deals. ``progress``
     is called with the number of hands finished after each batch.
     """
+    return match_hands(agent_a, agent_b, num_hands, seed, rules, duplicate, batch, progress)[0]
+
+
+@dataclass
+class HandRows:
+    """Every hand of a match, row by row (the order of ``seat_plan``): what paired comparisons and
+    rating intervals resample."""
+
+    win: np.ndarray  #: A's hand score: 1 win, 0 loss, 0.5 void
+    points: np.ndarray  #: A's points minus B's
+    deal_id: np.ndarray  #: the deal (unit of the CIs) of each hand
+
+
+def match_hands(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
+                duplicate: bool = True, batch: int = 1024, progress: Callable[[int], None] | None = None,
+                shard: Shard | None = None) -> tuple[MatchResult, HandRows]:
+    """``play_match``'s result and the hands behind it (``HandRows``). With ``shard`` (torchrun,
+    ``okgin.sharding``) this process plays only its share of the batches and the rows of all
+    processes are summed, so every process returns the whole match."""
     if num_hands < 1:
         raise ValueError(f"num_hands must be >= 1, got {num_hands}")
     if batch < 1:
@@ -227,11 +272,16 @@ def play_match(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, ru
         under_a[rows], under_b[rows] = r.undercut[local] & kb, r.undercut[local] & ka
 
     t0, c0 = time.perf_counter(), time.process_time()
-    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "hand", batch, seed, record, progress)
+    mine = _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "hand", batch, seed, record, progress,
+                      shard)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    wr, wr_ci = mean_ci(win, deal_id)
+    if shard is not None:
+        win, pts, knock_a, knock_b, gin_a, gin_b, under_a, under_b, void = shard.combine(
+            mine, win, pts, knock_a, knock_b, gin_a, gin_b, under_a, under_b, void)
+        seconds, cpu = shard.timing(seconds, cpu)
+    wr, wr_ci = rate_ci(win, deal_id)
     pph, p_ci = mean_ci(pts, deal_id)
-    return MatchResult(
+    result = MatchResult(
         agent_a=agent_a.name, agent_b=agent_b.name, hands=m, deals=int(deal_id.max()) + 1, duplicate=duplicate,
         wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), voids=int(void.sum()),
         win_rate=wr, win_rate_ci=wr_ci, points_per_hand=pph, points_ci=p_ci,
@@ -240,6 +290,7 @@ def play_match(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, ru
         undercut_rate_a=float(under_a.mean()), undercut_rate_b=float(under_b.mean()),
         void_rate=float(void.mean()), seconds=seconds, hands_per_s=m / max(seconds, 1e-9), cpu_seconds=cpu,
     )
+    return result, HandRows(win=win, points=pts, deal_id=deal_id)
 
 
 def hand_points(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
@@ -250,24 +301,15 @@ def hand_points(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, r
     up hand by hand: ``mean_ci(pa - pb, deal_id)`` is their difference with a CI over deal pairs,
     far tighter than the two separate CIs when most hands play alike.
     """
-    if num_hands < 1:
-        raise ValueError(f"num_hands must be >= 1, got {num_hands}")
-    rules = Rules() if rules is None else rules
-    decks, dealers, a_player, deal_id = seat_plan(num_hands, seed, True)
-    pts = np.zeros(len(decks))
-
-    def record(rows: np.ndarray, local: np.ndarray, r) -> None:
-        a = a_player[rows].astype(np.int64)
-        pts[rows] = r.points[local, a] - r.points[local, 1 - a]
-
-    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "hand", batch, seed, record, None)
-    return pts, deal_id
+    rows = match_hands(agent_a, agent_b, num_hands, seed, rules, True, batch)[1]
+    return rows.points, rows.deal_id
 
 
 def play_games(agent_a: Agent, agent_b: Agent, num_games: int, seed: int = 0, rules: Rules | None = None,
-               duplicate: bool = True, batch: int = 1024,
-               progress: Callable[[int], None] | None = None) -> GameMatchResult:
-    """Play ``num_games`` full games (rounded up to even under duplicate deals) of A against B."""
+               duplicate: bool = True, batch: int = 1024, progress: Callable[[int], None] | None = None,
+               shard: Shard | None = None) -> GameMatchResult:
+    """Play ``num_games`` full games (rounded up to even under duplicate deals) of A against B
+    (``shard``: this process's share, as in ``match_hands``)."""
     if num_games < 1:
         raise ValueError(f"num_games must be >= 1, got {num_games}")
     rules = Rules() if rules is None else rules
@@ -286,15 +328,42 @@ def play_games(agent_a: Agent, agent_b: Agent, num_games: int, seed: int = 0, ru
         margin[rows] = r.scores[local, a] - r.scores[local, 1 - a]
 
     t0 = time.perf_counter()
-    _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "game", batch, seed, record, progress)
-    wr, wr_ci = mean_ci(win, deal_id)
+    mine = _play_rows(agent_a, agent_b, decks, dealers, a_player, rules, "game", batch, seed, record, progress,
+                      shard)
+    seconds = time.perf_counter() - t0
+    if shard is not None:
+        win, margin, hands = shard.combine(mine, win, margin, hands)
+        seconds, _ = shard.timing(seconds, 0.0)
+    wr, wr_ci = rate_ci(win, deal_id)
     mg, mg_ci = mean_ci(margin, deal_id)
     return GameMatchResult(
         agent_a=agent_a.name, agent_b=agent_b.name, games=m, duplicate=duplicate,
         wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), unfinished=int((win == 0.5).sum()),
         win_rate=wr, win_rate_ci=wr_ci, margin=mg, margin_ci=mg_ci, hands_per_game=float(hands.mean()),
-        seconds=time.perf_counter() - t0,
+        seconds=seconds,
     )
+
+
+def paired_match(agent_a: Agent, agent_b: Agent, opponent_a: Agent, opponent_b: Agent, num_hands: int,
+                 seed: int = 0, rules: Rules | None = None, duplicate: bool = True, batch: int = 1024,
+                 progress: Callable[[int], None] | None = None,
+                 shard: Shard | None = None) -> tuple[PairedResult, MatchResult, MatchResult]:
+    """A and B each against the opponent C on the same deals and seats: (A - B, A vs C, B vs C).
+
+    ``opponent_a`` and ``opponent_b`` are two copies of C made with one seed (and A and B should be
+    made with one seed too), so a randomised C draws the same numbers in both matches and an agent
+    paired with itself reads exactly 0. The CIs are over deal pairs (hands without duplicate
+    deals): the hands pair up, so the difference is far tighter than the two matches' own CIs.
+    """
+    ra, rows_a = match_hands(agent_a, opponent_a, num_hands, seed, rules, duplicate, batch, progress, shard)
+    rb, rows_b = match_hands(agent_b, opponent_b, num_hands, seed, rules, duplicate, batch, progress, shard)
+    pd, pd_ci = diff_ci(rows_a.points, rows_b.points, rows_a.deal_id)
+    wd, wd_ci = diff_ci(rows_a.win, rows_b.win, rows_a.deal_id, bounds=(-1.0, 1.0))
+    paired = PairedResult(
+        agent_a=agent_a.name, agent_b=agent_b.name, opponent=opponent_a.name, hands=ra.hands, deals=ra.deals,
+        duplicate=duplicate, points_diff=pd, points_diff_ci=pd_ci, win_rate_diff=wd, win_rate_diff_ci=wd_ci,
+        hands_differing=int((rows_a.points != rows_b.points).sum()))
+    return paired, ra, rb
 
 
 # -------------------------------------------------------------------------- ratings
@@ -365,25 +434,60 @@ def format_games(games: Sequence[GameMatchResult]) -> str:
 
 def format_ratings(table: Sequence[dict]) -> str:
     w = _name_width([row["agent"] for row in table])
-    head = f"{'rank':>4}  {'agent':<{w}} {'rating':>7}  {'hand win rate':>13}  {'points/hand':>11}"
+    ci = any(row.get("rating_ci") for row in table)
+    head = (f"{'rank':>4}  {'agent':<{w}} {'rating':>7}" + ("  [95% CI]     " if ci else "")
+            + f"  {'hand win rate':>13}  {'points/hand':>11}")
     lines = [head, "-" * len(head)]
     for k, row in enumerate(table, 1):
-        lines.append(f"{k:>4}  {row['agent']:<{w}} {row['rating']:7.0f}  {row['win_rate']:13.3f}  "
+        interval = f"  [{row['rating_ci'][0]:5.0f}, {row['rating_ci'][1]:5.0f}]" if ci else ""
+        lines.append(f"{k:>4}  {row['agent']:<{w}} {row['rating']:7.0f}{interval}  {row['win_rate']:13.3f}  "
                      f"{row['points_per_hand']:+11.2f}")
     return "\n".join(lines)
 
 
-def rating_table(names: Sequence[str], matches: Sequence[tuple[int, int, MatchResult]]) -> list[dict]:
-    """Sorted rows: agent, rating (random = 0), mean win rate and points per hand over its pairs."""
-    anchor = names.index("random") if "random" in names else len(names) - 1
+def format_paired(paired: PairedResult) -> str:
+    """One row: A - B against C in points per hand and hand win rate, with 95% CIs."""
+    wa = _name_width(["agent A", paired.agent_a])
+    wb = _name_width(["agent B", paired.agent_b])
+    wc = _name_width(["opponent", paired.opponent])
+    head = (f"{'agent A':<{wa}} {'agent B':<{wb}} {'opponent':<{wc}} {'hands':>7}  "
+            f"{'points/hand A-B [95% CI]':<28} {'win rate A-B [95% CI]':<26} {'hands differing':>15}")
+    row = (f"{paired.agent_a:<{wa}} {paired.agent_b:<{wb}} {paired.opponent:<{wc}} {paired.hands:>7}  "
+           f"{paired.points_diff:+7.2f} {_fmt_ci(paired.points_diff_ci, '+.2f'):<20} "
+           f"{paired.win_rate_diff:+.3f} {_fmt_ci(paired.win_rate_diff_ci, '+.3f'):<19} {paired.hands_differing:>15}")
+    return "\n".join([head, "-" * len(head), row])
+
+
+def rating_anchor(names: Sequence[str]) -> int:
+    """The agent rated 0: random when it plays, else the last listed agent."""
+    return names.index("random") if "random" in names else len(names) - 1
+
+
+def rating_table(names: Sequence[str], matches: Sequence[tuple[int, int, MatchResult]],
+                 rows: Sequence[HandRows] | None = None, reps: int = BOOTSTRAP_REPS, seed: int = 0) -> list[dict]:
+    """Sorted rows: agent, rating (``rating_anchor`` = 0), mean win rate and points per hand over its
+    pairs. With ``rows`` (each match's ``HandRows``, same deals) every rating also gets ``rating_ci``,
+    a 95% percentile interval from ``reps`` resamples of the deals (seeded by ``seed``)."""
+    anchor = rating_anchor(names)
     ratings = bradley_terry(names, [(i, j, r.win_rate * r.hands, r.hands) for i, j, r in matches], anchor)
-    rows = []
+    intervals = None
+    if rows is not None and reps > 0:
+        deals = int(rows[0].deal_id.max()) + 1
+        deal_wins = np.stack([np.bincount(h.deal_id, weights=h.win, minlength=deals) for h in rows])
+        deal_hands = np.stack([np.bincount(h.deal_id, minlength=deals).astype(np.float64) for h in rows])
+        samples = bootstrap_ratings(len(names), [(i, j) for i, j, _ in matches], deal_wins, deal_hands, anchor,
+                                    reps=reps, seed=seed)
+        intervals = percentile_interval(samples)
+    table = []
     for k, name in enumerate(names):
         wr = [r.win_rate if i == k else 1 - r.win_rate for i, j, r in matches if k in (i, j)]
         pp = [r.points_per_hand if i == k else -r.points_per_hand for i, j, r in matches if k in (i, j)]
-        rows.append({"agent": name, "rating": float(ratings[k]), "win_rate": float(np.mean(wr)),
-                     "points_per_hand": float(np.mean(pp))})
-    return sorted(rows, key=lambda row: -row["rating"])
+        row = {"agent": name, "rating": float(ratings[k]), "win_rate": float(np.mean(wr)),
+               "points_per_hand": float(np.mean(pp))}
+        if intervals is not None:
+            row["rating_ci"] = (float(intervals[0, k]), float(intervals[1, k]))
+        table.append(row)
+    return sorted(table, key=lambda row: -row["rating"])
 
 
 # --------------------------------------------------------------------- human results
@@ -433,7 +537,7 @@ def human_matches(records: Sequence[dict]) -> tuple[list[MatchResult], list[Game
         pts = np.array([h["points"][0] - h["points"][1] for _, h in hands], np.float64)
         rate = lambda cond: float(np.mean([bool(cond(h)) for _, h in hands])) if hands else float("nan")  # noqa: E731
         seconds = float(sum(r.get("seconds") or 0.0 for r in recs))
-        wr, wr_ci = mean_ci(win, units)
+        wr, wr_ci = rate_ci(win, units)
         pp, pp_ci = mean_ci(pts, units)
         matches.append(MatchResult(
             agent_a="human", agent_b=label, hands=len(hands), deals=len(hands), duplicate=False,
@@ -451,7 +555,7 @@ def human_matches(records: Sequence[dict]) -> tuple[list[MatchResult], list[Game
         if full:
             gw = np.array([0.5 if r["winner"] is None else float(r["winner"] == 0) for r in full])
             margin = np.array([r["final_scores"][0] - r["final_scores"][1] for r in full], np.float64)
-            gwr, gwr_ci = mean_ci(gw)
+            gwr, gwr_ci = rate_ci(gw)
             gm, gm_ci = mean_ci(margin)
             games.append(GameMatchResult(
                 agent_a="human", agent_b=label, games=len(full), duplicate=False,
@@ -494,6 +598,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: python evaluate.py --agents expert simple random --hands 20000 --seed 0")
     ap.add_argument("--agents", nargs="+", metavar="SPEC",
                     help=f"two or more agent specs: {', '.join(agents.SPECS)}")
+    ap.add_argument("--paired", nargs=2, metavar=("A", "B"),
+                    help="instead of --agents: A and B each against --opponent on the same deals, seats and "
+                         "agent seeds; prints A - B with a 95%% CI over deal pairs")
+    ap.add_argument("--opponent", metavar="C", help="the agent both --paired agents play against")
     ap.add_argument("--human-results", metavar="PATH",
                     help="instead of playing: a person's results against each bot from a file of play.py --web")
     ap.add_argument("--hands", type=int, default=20000,
@@ -506,6 +614,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"rule options, e.g. knock_limit=10; keys: {', '.join(Rules.option_names())}")
     ap.add_argument("--batch", type=int, default=1024, help="games played at once (default 1024)")
     ap.add_argument("--json", metavar="PATH", help="write every number to this JSON file")
+    ap.add_argument("--plot", metavar="PATH",
+                    help="draw the ratings and the points-per-hand matrix with their 95%% CIs (.png or .svg; "
+                         "needs the plot extra: pip install 'okgin[plot]')")
+    ap.add_argument("--bootstrap", type=int, default=BOOTSTRAP_REPS, metavar="N",
+                    help=f"resamples of the deal pairs behind the ratings' 95%% CIs; 0 = none (default {BOOTSTRAP_REPS})")
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar on stderr")
     return ap
 
@@ -518,8 +631,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.human_results:
-        if args.agents:
-            ap.error("--human-results reads a file of played games; drop --agents")
+        if args.agents or args.paired:
+            ap.error("--human-results reads a file of played games; drop --agents / --paired")
         try:
             return human_report(args.human_results, args.json)
         except (OSError, ValueError, KeyError, TypeError) as e:
@@ -527,49 +640,101 @@ def main(argv: Sequence[str] | None = None) -> dict:
                 if isinstance(e, (KeyError, TypeError)) else str(e)
             print(f"evaluate.py: error: --human-results: {what}", file=sys.stderr)
             sys.exit(2)
-    if not args.agents:
-        ap.error("the following arguments are required: --agents (or --human-results PATH)")
-    if len(args.agents) < 2:
-        ap.error("--agents needs at least two agent specs")
+    paired = args.paired is not None
+    if paired:
+        if args.agents:
+            ap.error("--paired A B compares two agents against --opponent C; drop --agents")
+        if not args.opponent:
+            ap.error("--paired A B needs --opponent C (the agent both play against)")
+        if args.games:
+            ap.error("--games does not apply to --paired (it compares hands); drop --games")
+        if args.hands < 1:
+            ap.error(f"--paired needs --hands >= 1, got {args.hands}")
+        if args.plot:
+            ap.error("--plot draws a round robin or a head to head (--agents); drop it with --paired")
+        specs = [*args.paired, args.opponent]
+    else:
+        if args.opponent:
+            ap.error("--opponent goes with --paired A B")
+        if not args.agents:
+            ap.error("the following arguments are required: --agents (or --paired A B --opponent C, "
+                     "or --human-results PATH)")
+        if len(args.agents) < 2:
+            ap.error("--agents needs at least two agent specs")
+        specs = list(args.agents)
     for name, value, low in (("--hands", args.hands, 0), ("--games", args.games, 0), ("--batch", args.batch, 1),
-                             ("--seed", args.seed, 0)):
+                             ("--seed", args.seed, 0), ("--bootstrap", args.bootstrap, 0)):
         if value < low:
             ap.error(f"{name} must be >= {low}, got {value}")
     if args.hands == 0 and args.games == 0:
         ap.error("nothing to play: --hands and --games are both 0")
+    if args.plot:
+        from okgin import plot
+
+        try:
+            plot.check_path(args.plot)
+            plot.require_matplotlib()
+        except (ValueError, ImportError) as e:
+            ap.error(f"--plot: {e}")
     try:
         rules = Rules.from_strings(args.rules)
     except ValueError as e:
         ap.error(f"--rules: {e}")
-    specs = list(args.agents)
     try:
         for spec in specs:
             agents.make(spec, seed=0)
     except (ValueError, FileNotFoundError, OSError) as e:
-        ap.error(f"--agents: {e}")
+        ap.error(f"--{'paired/--opponent' if paired else 'agents'}: {e}")
     names = _unique_names(specs)
-    pairs = list(combinations(range(len(specs)), 2))
-    per_pair = (args.hands + args.hands % 2 if args.duplicate else args.hands) \
-        + (args.games + args.games % 2 if args.duplicate else args.games)
+    pairs = [(0, 2), (1, 2)] if paired else list(combinations(range(len(specs)), 2))
+    hand_rows = (args.hands + args.hands % 2) if args.duplicate else args.hands
+    game_rows = (args.games + args.games % 2) if args.duplicate else args.games
+
+    # under torchrun the deals are shared over the processes (okgin.sharding); None in a plain run
+    shard = Shard.from_env(lambda spec, seed: agents.make(spec, seed=seed))
+    lead = shard is None or shard.rank == 0
+
+    def make(k: int, seed: int) -> Agent:
+        if shard is not None:
+            return shard.make(specs[k], seed, names[k])
+        agent = agents.make(specs[k], seed=seed)
+        agent.name = names[k]
+        return agent
+
+    def share(rows: int) -> int:  # the episodes this process plays of a match of ``rows``
+        if shard is None:
+            return rows
+        return sum(min(args.batch, rows - start) for c, start in enumerate(range(0, rows, args.batch))
+                   if shard.plays(c))
 
     from tqdm import tqdm
-    bar = tqdm(total=per_pair * len(pairs), unit="ep", file=sys.stderr, disable=not args.progress,
-               desc="evaluate")
+    bar = tqdm(total=(share(hand_rows) + share(game_rows)) * len(pairs), unit="ep", file=sys.stderr,
+               disable=not (args.progress and lead), desc="evaluate")
     hand_results: list[tuple[int, int, MatchResult]] = []
+    hand_rows_of: list[HandRows] = []
     game_results: list[tuple[int, int, GameMatchResult]] = []
+    paired_result = None
     try:
-        for p, (i, j) in enumerate(pairs):
-            a = agents.make(specs[i], seed=_agent_seed(args.seed, p, 0))
-            b = agents.make(specs[j], seed=_agent_seed(args.seed, p, 1))
-            a.name, b.name = names[i], names[j]
+        if paired:
+            bar.set_postfix_str(f"{names[0]} and {names[1]} vs {names[2]}")
+            paired_result, ra, rb = paired_match(
+                make(0, _agent_seed(args.seed, 0, 0)), make(1, _agent_seed(args.seed, 0, 0)),
+                make(2, _agent_seed(args.seed, 0, 1)), make(2, _agent_seed(args.seed, 0, 1)), args.hands,
+                seed=args.seed, rules=rules, duplicate=args.duplicate, batch=args.batch, progress=bar.update,
+                shard=shard)
+            hand_results = [(0, 2, ra), (1, 2, rb)]
+        for p, (i, j) in enumerate([] if paired else pairs):
+            a = make(i, _agent_seed(args.seed, p, 0))
+            b = make(j, _agent_seed(args.seed, p, 1))
             bar.set_postfix_str(f"{names[i]} vs {names[j]}")
             if args.hands:
-                r = play_match(a, b, args.hands, seed=args.seed, rules=rules, duplicate=args.duplicate,
-                               batch=args.batch, progress=bar.update)
+                r, rows = match_hands(a, b, args.hands, seed=args.seed, rules=rules, duplicate=args.duplicate,
+                                      batch=args.batch, progress=bar.update, shard=shard)
                 hand_results.append((i, j, r))
+                hand_rows_of.append(rows)
             if args.games:
                 g = play_games(a, b, args.games, seed=args.seed, rules=rules, duplicate=args.duplicate,
-                               batch=args.batch, progress=bar.update)
+                               batch=args.batch, progress=bar.update, shard=shard)
                 game_results.append((i, j, g))
     except AgentOutputError as e:  # a plug-in's bad output: one line naming it, as for bad arguments
         bar.close()
@@ -582,31 +747,58 @@ def main(argv: Sequence[str] | None = None) -> dict:
         "agents": names, "specs": specs, "seed": args.seed, "duplicate": args.duplicate,
         "hands_per_pair": args.hands, "games_per_pair": args.games, "batch": args.batch,
         "rules": rules.to_dict(),
+        # torchrun: how many processes played it; agents per batch (okgin.sharding) rather than per match
+        "world_size": 1 if shard is None else shard.world_size,
+        "agent_seeds": "per match" if shard is None else "per batch",
         "matches": [r.to_dict() for _, _, r in hand_results],
         "games": [g.to_dict() for _, _, g in game_results],
     }
-    print(f"okgin evaluation: seed {args.seed}, {'duplicate deals' if args.duplicate else 'single deals'}, "
-          f"rules: {', '.join(f'{k}={v}' for k, v in changed.items()) or 'default (Oklahoma Gin)'}")
-    if hand_results:
-        print()
-        print(format_matches([r for _, _, r in hand_results]))
-    if game_results:
-        print()
-        print(format_games([g for _, _, g in game_results]))
-    if len(specs) > 2 and hand_results:
-        table = rating_table(names, hand_results)
-        report["ratings"] = table
-        print()
-        print("ratings (Bradley-Terry on hands, Elo scale, random = 0):" if "random" in names
-              else f"ratings (Bradley-Terry on hands, Elo scale, {names[-1]} = 0):")
-        print(format_ratings(table))
-    if args.json:
-        try:
-            with open(args.json, "w") as f:
-                json.dump(report, f, indent=2)
-        except OSError as e:
-            print(f"evaluate.py: error: cannot write --json {args.json}: {e}", file=sys.stderr)
-            sys.exit(2)
+    if paired_result is not None:
+        report["paired"] = paired_result.to_dict()
+    if len(specs) > 2 and hand_results and not paired:
+        anchor = names[rating_anchor(names)]
+        report["ratings"] = rating_table(names, hand_results, hand_rows_of, reps=args.bootstrap, seed=args.seed)
+        report["rating_anchor"] = anchor
+        report["rating_ci_method"] = (f"percentile bootstrap over deal pairs, {args.bootstrap} resamples, seed "
+                                      f"{args.seed}" if args.bootstrap else None)
+    if lead:
+        print(f"okgin {'paired comparison' if paired else 'evaluation'}: seed {args.seed}, "
+              f"{'duplicate deals' if args.duplicate else 'single deals'}, "
+              f"rules: {', '.join(f'{k}={v}' for k, v in changed.items()) or 'default (Oklahoma Gin)'}"
+              + (f", {shard.world_size} processes" if shard is not None and shard.world_size > 1 else ""))
+        if hand_results:
+            print()
+            print(format_matches([r for _, _, r in hand_results]))
+        if game_results:
+            print()
+            print(format_games([g for _, _, g in game_results]))
+        if paired_result is not None:
+            unit = "deal pairs" if args.duplicate else "hands"
+            print()
+            print(f"{names[0]} minus {names[1]} against {names[2]}, same deals, seats and agent seeds "
+                  f"(95% CIs over {unit}):")
+            print(format_paired(paired_result))
+        if "ratings" in report:
+            print()
+            print(f"ratings (Bradley-Terry on hands, Elo scale, {report['rating_anchor']} = 0):")
+            if report["rating_ci_method"]:
+                print(f"95% CIs: {report['rating_ci_method']}")
+            print(format_ratings(report["ratings"]))
+        if args.json:
+            try:
+                with open(args.json, "w") as f:
+                    json.dump(report, f, indent=2)
+            except OSError as e:
+                print(f"evaluate.py: error: cannot write --json {args.json}: {e}", file=sys.stderr)
+                sys.exit(2)
+        if args.plot and hand_results:
+            try:
+                plot.plot_report(report, args.plot)
+            except OSError as e:
+                print(f"evaluate.py: error: cannot write --plot {args.plot}: {e}", file=sys.stderr)
+                sys.exit(2)
+    if shard is not None:
+        shard.close()
     return report
 
 

@@ -1,0 +1,179 @@
+"""evaluate.py for research (#28): paired comparisons, rate intervals inside [0, 1], rating
+intervals, pictures (--plot) and evaluation over processes (torchrun)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+import okgin_agents as agents
+from okgin import evaluate, stats
+
+TIMING = ("seconds", "hands_per_s", "cpu_seconds")
+
+
+def run_cli(*args: str, launcher: list[str] | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [*(launcher or [sys.executable]), str(ROOT / "evaluate.py"), *args]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def made(spec: str, seed: int, name: str | None = None):
+    agent = agents.make(spec, seed=seed)
+    agent.name = name or spec
+    return agent
+
+
+# ------------------------------------------------------------------ paired comparison
+
+@pytest.mark.parametrize("spec, opponent", [("simple", "random"), ("random", "simple")])
+def test_agent_paired_with_itself_reads_exactly_zero(spec, opponent):
+    # randomised agents on both sides: the same seeds must give the same games, hand by hand
+    paired, ra, rb = evaluate.paired_match(made(spec, 7), made(spec, 7, spec + "#2"), made(opponent, 8),
+                                           made(opponent, 8), 300, seed=5, batch=128)
+    assert paired.points_diff == 0.0 and paired.points_diff_ci == (0.0, 0.0)
+    assert paired.win_rate_diff == 0.0 and paired.win_rate_diff_ci == (0.0, 0.0)
+    assert paired.hands_differing == 0
+    assert ra.points_per_hand == rb.points_per_hand and ra.points_per_hand != 0
+
+
+def test_paired_difference_is_the_difference_of_the_two_matches():
+    paired, ra, rb = evaluate.paired_match(made("expert", 1), made("greedy", 1), made("simple", 2),
+                                           made("simple", 2), 400, seed=3)
+    # the paired mean is exactly the difference of the two matches' means (same deals, same units)
+    assert math.isclose(paired.points_diff, ra.points_per_hand - rb.points_per_hand, abs_tol=1e-9)
+    assert math.isclose(paired.win_rate_diff, ra.win_rate - rb.win_rate, abs_tol=1e-12)
+    assert paired.hands_differing > 0
+    lo, hi = paired.points_diff_ci
+    assert lo < paired.points_diff < hi
+    # and it agrees with the Python helper the docs used before (hand_points)
+    pa, deal = evaluate.hand_points(made("expert", 1), made("simple", 2), 400, seed=3)
+    pb, _ = evaluate.hand_points(made("greedy", 1), made("simple", 2), 400, seed=3)
+    assert paired.points_diff_ci == evaluate.mean_ci(pa - pb, deal)[1]
+
+
+def test_paired_cli_table_and_json(tmp_path):
+    out = tmp_path / "p.json"
+    p = run_cli("--paired", "simple", "simple", "--opponent", "random", "--hands", "200", "--seed", "2",
+                "--no-progress", "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "simple minus simple#2 against random" in p.stdout
+    assert "points/hand A-B [95% CI]" in p.stdout and "win rate A-B [95% CI]" in p.stdout
+    report = json.loads(out.read_text())
+    rec = report["paired"]
+    assert (rec["agent_a"], rec["agent_b"], rec["opponent"]) == ("simple", "simple#2", "random")
+    assert rec["points_diff"] == 0 and rec["points_diff_ci"] == [0, 0] and rec["win_rate_diff"] == 0
+    assert rec["hands"] == 200 and rec["deals"] == 100
+    assert [(m["agent_a"], m["agent_b"]) for m in report["matches"]] == [("simple", "random"), ("simple#2", "random")]
+    assert report["world_size"] == 1
+
+
+def test_paired_cli_matches_the_head_to_head(tmp_path):
+    # A's match in a paired run is the two-agent evaluation of A against C (same seeds: pair 0)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    common = ["--hands", "200", "--seed", "4", "--no-progress"]
+    assert run_cli("--paired", "random", "greedy", "--opponent", "simple", *common, "--json", str(a)).returncode == 0
+    assert run_cli("--agents", "random", "simple", *common, "--json", str(b)).returncode == 0
+    strip = lambda m: {k: v for k, v in m.items() if k not in TIMING}  # noqa: E731
+    assert strip(json.loads(a.read_text())["matches"][0]) == strip(json.loads(b.read_text())["matches"][0])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--paired", "simple", "random"], "--paired A B needs --opponent C"),
+    (["--agents", "simple", "random", "--opponent", "greedy"], "--opponent goes with --paired"),
+    (["--paired", "simple", "random", "--opponent", "greedy", "--agents", "simple", "greedy"], "drop --agents"),
+    (["--paired", "simple", "random", "--opponent", "greedy", "--games", "4"], "--games does not apply"),
+    (["--paired", "simple", "wizard", "--opponent", "greedy"], "unknown agent spec 'wizard'"),
+    (["--agents", "simple", "random", "--plot", "x.jpg"], "must end in .png or .svg"),
+    (["--agents", "simple", "random", "--bootstrap", "-1"], "--bootstrap must be >= 0"),
+])
+def test_bad_research_arguments_are_one_line_errors(args, message):
+    p = run_cli(*args, "--hands", "10", "--no-progress")
+    assert p.returncode == 2
+    assert message in p.stderr and "Traceback" not in p.stderr
+
+
+# --------------------------------------------------------------------- rate intervals
+
+def test_rate_ci_is_wilson_and_stays_inside_0_1():
+    # independent 0/1 values: exactly the textbook Wilson interval
+    v = np.array([1.0] * 49 + [0.0])
+    p, (lo, hi) = stats.rate_ci(v)
+    z, n = stats.Z95, 50
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert p == 0.98 and math.isclose(lo, centre - half) and math.isclose(hi, centre + half)
+    assert hi < 1.0 and evaluate.mean_ci(v)[1][1] > 1.0  # the Wald interval leaves [0, 1] here
+    # six games in three duplicate pairs, each pair split 1-0: Wald gave [-0.066, 1.066]
+    p, (lo, hi) = stats.rate_ci(np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0]), np.array([0, 0, 1, 1, 2, 2]))
+    assert p == 0.5 and 0.0 < lo < 0.5 < hi < 1.0
+    # all wins: an interval reaching below 1 that ends at 1, not [1, 1]
+    p, (lo, hi) = stats.rate_ci(np.ones(6), np.array([0, 0, 1, 1, 2, 2]))
+    assert p == 1.0 and hi == 1.0 and 0.5 < lo < 1.0
+    assert all(math.isnan(x) for x in stats.rate_ci(np.ones(2), np.array([0, 0]))[1])
+
+
+def test_match_win_rate_intervals_inside_0_1_and_points_unchanged():
+    r, rows = evaluate.match_hands(made("expert", 1), made("random", 2), 60, seed=0)
+    assert 0.0 <= r.win_rate_ci[0] <= r.win_rate <= r.win_rate_ci[1] <= 1.0
+    assert r.points_per_hand == rows.points.mean() and r.points_ci == evaluate.mean_ci(rows.points, rows.deal_id)[1]
+    g = evaluate.play_games(made("simple", 1), made("greedy", 2), 6, seed=0)
+    assert 0.0 <= g.win_rate_ci[0] <= g.win_rate_ci[1] <= 1.0
+
+
+# -------------------------------------------------------------------------- ratings
+
+def test_batched_bradley_terry_matches_the_point_fit():
+    names = ["a", "b", "c"]
+    results = [(0, 1, 60.0, 100), (0, 2, 90.5, 100), (1, 2, 75.0, 100)]
+    point = evaluate.bradley_terry(names, results, anchor=2)
+    # one "resample" that draws every deal once is the data itself
+    deal_wins = np.array([[0.6] * 100, [0.905] * 100, [0.75] * 100])
+    deal_hands = np.ones((3, 100))
+    wins = np.zeros((1, 3, 3))
+    games = np.zeros((1, 3, 3))
+    for (i, j), w, n in zip([(0, 1), (0, 2), (1, 2)], deal_wins.sum(1), deal_hands.sum(1)):
+        wins[0, i, j] += w + stats.RATING_PRIOR
+        wins[0, j, i] += n - w + stats.RATING_PRIOR
+        games[0, i, j] += n + 2 * stats.RATING_PRIOR
+        games[0, j, i] += n + 2 * stats.RATING_PRIOR
+    batch = 400 * np.log10(stats._bt_batch(wins, games))[0]
+    np.testing.assert_allclose(batch - batch[2], point, atol=1e-6)
+    boot = stats.bootstrap_ratings(3, [(0, 1), (0, 2), (1, 2)], deal_wins, deal_hands, anchor=2, reps=50, seed=1)
+    assert boot.shape == (50, 3) and np.all(boot[:, 2] == 0)
+    # every deal alike: each resample is the data, so the interval shrinks to the point
+    np.testing.assert_allclose(boot, np.tile(point, (50, 1)), atol=1e-5)
+
+
+def test_round_robin_ratings_carry_seeded_intervals(tmp_path):
+    out1, out2 = tmp_path / "1.json", tmp_path / "2.json"
+    args = ["--agents", "greedy", "simple", "random", "--hands", "200", "--seed", "1", "--no-progress",
+            "--bootstrap", "200"]
+    p = run_cli(*args, "--json", str(out1))
+    assert p.returncode == 0, p.stderr
+    assert "ratings (Bradley-Terry on hands, Elo scale, random = 0):" in p.stdout
+    assert "95% CIs: percentile bootstrap over deal pairs, 200 resamples, seed 1" in p.stdout
+    report = json.loads(out1.read_text())
+    assert report["rating_anchor"] == "random"
+    for row in report["ratings"]:
+        lo, hi = row["rating_ci"]
+        assert lo <= row["rating"] <= hi
+        if row["agent"] == "random":
+            assert (lo, hi) == (0, 0)
+        else:
+            assert hi - lo > 0
+    assert run_cli(*args, "--json", str(out2)).returncode == 0
+    assert json.loads(out2.read_text())["ratings"] == report["ratings"]  # seeded: same intervals
+
+
+def test_rating_anchor_is_the_last_agent_without_random():
+    assert evaluate.rating_anchor(["expert", "simple", "greedy"]) == 2
+    assert evaluate.rating_anchor(["random", "simple", "greedy"]) == 0
