@@ -286,6 +286,25 @@ def test_clients_only_pick_bots_from_the_allow_list():
     assert c.get("/api/config").json()["bots"] == ["random", "simple"]
 
 
+def test_a_slow_bot_is_made_once_and_shared():
+    """ppo:PATH reads a checkpoint: made once at start, shared by the games (its act serialised)."""
+    import time as _time
+    made = []
+
+    def slow(spec, seed):
+        made.append(spec)
+        if spec == "simple":
+            _time.sleep(0.06)
+        return play.make_agent(spec, seed)
+
+    c = _client(make=slow, opponent="random", allow=("simple",))
+    c.app.state.table.warm_up()
+    ends = [_play_to_end(c, _new(c, opponent="simple", seed=s, hand_only=True), np.random.default_rng(s))
+            for s in (1, 2)]
+    assert made.count("simple") == 1 and made.count("random") > 1
+    assert all(e["status"] == "game_over" for e in ends)
+
+
 def test_a_bad_allow_spec_stops_the_server_at_start():
     with pytest.raises(play.UsageError, match="bad agent spec"):
         create_app(WebConfig(opponent="random", allow=("nosuchbot",), results=None))

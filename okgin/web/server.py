@@ -523,6 +523,26 @@ def _only_keys(body: dict, allowed: Sequence[str]) -> None:
 
 # ----------------------------------------------------------------------------- the server's state
 
+SHARE_AFTER_S = 0.05  #: a bot that takes longer than this to make is made once and shared by all games
+
+
+class SharedAgent:
+    """One bot for every game (a PPO network is loaded once): ``act`` is serialised by a lock.
+
+    Its moves are those of a fresh bot when it is deterministic (``ppo:PATH`` is); a randomised
+    slow bot (``search:K:PATH``) draws from one stream for all games instead of one per game seed.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.name = getattr(agent, "name", None)
+        self._lock = threading.Lock()
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        with self._lock:
+            return self.agent.act(observations, action_masks)
+
+
 @dataclass
 class WebConfig:
     """What ``play.py --web`` fixes at start: the bots a client may ask for, rules, limits, files."""
@@ -548,8 +568,12 @@ class WebTable:
         self._make = make or make_agent
         specs = [config.opponent, *config.allow, *(config.watch or ())]
         self.bots: dict[str, str] = {}  # display name (and spec as written) -> spec
+        self._shared: dict[str, SharedAgent] = {}
         for spec in specs:
-            self._make(spec, 0)  # fails now (UsageError), not when a client asks
+            t0 = time.perf_counter()
+            agent = self._make(spec, 0)  # fails now (UsageError), not when a client asks
+            if time.perf_counter() - t0 > SHARE_AFTER_S:  # ppo:PATH reads its checkpoint: once, not per game
+                self._shared[spec] = SharedAgent(agent)
             self.bots.setdefault(agent_name(spec), spec)
         self.opponent = agent_name(config.opponent)
         self.games = Registry(config.max_games)
@@ -557,6 +581,18 @@ class WebTable:
         self._seeds = np.random.SeedSequence(config.seed) if config.seed is not None else None
         self._created = 0
         self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Play a bot's first moves and draw a view once per bot, so the first client's game is not slow
+        (numba compiles the core on first use, torch initialises on a network's first call)."""
+        for spec in dict.fromkeys(self.bots.values()):
+            g = HumanGame(spec, agent_name(spec), self.config.rules, True, 0, True, self.make_agent)
+            g.view("warm-up")
+
+    def make_agent(self, spec: str, seed: int) -> Any:
+        """A game's bot: a fresh one seeded for the game (as the terminal's), or the shared one of a slow spec."""
+        shared = self._shared.get(spec)
+        return shared if shared is not None else self._make(spec, seed)
 
     def bot(self, name: Any, field_name: str = "opponent") -> tuple[str, str]:
         """(display name, spec) of an allowed bot; a client's string is only ever a key into the allow-list."""
@@ -590,7 +626,7 @@ class WebTable:
         rules = _rules_from(body.get("rules"), self.config.rules)
         hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
         seed, public = self.next_seed(_seed_from(body.get("seed")))
-        g = HumanGame(spec, name, rules, hand_only, seed, public, self._make, on_finish=self._finished)
+        g = HumanGame(spec, name, rules, hand_only, seed, public, self.make_agent, on_finish=self._finished)
         gid = self.games.add(g)
         with g.lock:
             return g.view(gid)
@@ -628,7 +664,7 @@ class WebTable:
         hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
         seed, _ = self.next_seed(_seed_from(body.get("seed")))
         names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
-        w = WatchGame((sa, sb), names, rules, hand_only, seed, self._make)
+        w = WatchGame((sa, sb), names, rules, hand_only, seed, self.make_agent)
         wid = self.games.add(w)
         with w.lock:
             return w.start(wid)
@@ -764,6 +800,7 @@ def serve(config: WebConfig, host: str = "127.0.0.1", port: int = 8000,
     except ImportError:
         raise UsageError("the web table needs the 'web' extra: pip install -e \".[web]\"") from None
     app = create_app(config)
+    app.state.table.warm_up()
     try:  # say "port in use" in one line instead of uvicorn's log
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
