@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 COMMANDS = ("okgin-train", "okgin-evaluate", "okgin-play")
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import ROOT
 from okgin import train
 from okgin_agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_env.core import VectorGame
@@ -18,7 +19,6 @@ from okgin_trainer import soup
 from okgin_trainer.oracle import PRIVILEGED_SIZE
 from okgin_trainer.resume import resume_config
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
     "--config", os.path.join(ROOT, "configs", "quick.yaml"),
     "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=256",
@@ -31,7 +31,7 @@ TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
 
 
 def run_train(args: list[str], tmp_path, launcher: list[str] | None = None, timeout: int = 240):
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
     cmd = (launcher or [sys.executable]) + [os.path.join(ROOT, "train.py")] + args
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -222,7 +222,7 @@ def test_resume_allows_only_the_overridable_keys(tmp_path):
 
 
 def test_cli_reports_unknown_keys_without_a_traceback(tmp_path):
-    env = {**os.environ, "PYTHONPATH": ROOT}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "train.py"), "--set", "learning_rat=0.1"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
