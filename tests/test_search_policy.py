@@ -9,7 +9,6 @@ import torch
 import okgin_agents as agents
 from okgin_agents.ppo import ActorCritic, load_ppo_agent
 from okgin_agents.search import SearchAgent
-from okgin_env.core import VectorGame
 
 
 @pytest.fixture
