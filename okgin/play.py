@@ -8,6 +8,7 @@
     python play.py --opponent expert --seed 7 --log game.json
     python play.py --replay game.json                 # Enter steps one move (q quits)
     python play.py --replay game.json --delay 0 < /dev/null   # the whole game at once
+    python play.py --web --opponent expert            # the same table in a browser (okgin.web, docs/play.md)
 
 Commands while playing (case-insensitive):
     s            draw the top card of the stock
