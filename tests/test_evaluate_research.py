@@ -177,3 +177,94 @@ def test_round_robin_ratings_carry_seeded_intervals(tmp_path):
 def test_rating_anchor_is_the_last_agent_without_random():
     assert evaluate.rating_anchor(["expert", "simple", "greedy"]) == 2
     assert evaluate.rating_anchor(["random", "simple", "greedy"]) == 0
+
+
+# -------------------------------------------------------------------------- pictures
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_plot_draws_a_round_robin(tmp_path, suffix):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / f"rr{suffix}"
+    p = run_cli("--agents", "simple", "greedy", "random", "--hands", "100", "--seed", "0", "--no-progress",
+                "--bootstrap", "50", "--plot", str(path))
+    assert p.returncode == 0, p.stderr
+    data = path.read_bytes()
+    if suffix == ".png":
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    else:
+        text = data.decode()
+        assert "<svg" in text and "points per hand, row minus column" in text and "Bradley-Terry rating" in text
+
+
+def test_plot_cells_mirror_the_matches():
+    from okgin.plot import points_matrix
+
+    val, lo, hi = points_matrix(["a", "b"], [{"agent_a": "a", "agent_b": "b", "points_per_hand": 2.5,
+                                              "points_ci": [1.0, 4.0]}])
+    assert val[0, 1] == 2.5 and val[1, 0] == -2.5 and (lo[1, 0], hi[1, 0]) == (-4.0, -1.0)
+    assert np.isnan(val[0, 0]) and np.isnan(val[1, 1])
+
+
+def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--agents", "simple", "random", "--hands", "10", "--plot", str(tmp_path / "x.png")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "pip install 'okgin[plot]'" in err and "Traceback" not in err
+    assert not (tmp_path / "x.png").exists()
+
+
+# -------------------------------------------------------------- over processes (torchrun)
+
+def _figures(path) -> dict:
+    """A report's figures: everything but timings, the process count and how agents were seeded."""
+    report = json.loads(path.read_text())
+    for key in ("matches", "games"):
+        report[key] = [{k: v for k, v in m.items() if k not in TIMING} for m in report[key]]
+    for key in ("world_size", "agent_seeds"):
+        report.pop(key)
+    return report
+
+
+def _torchrun(k: int) -> list[str]:
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(k)]
+
+
+@pytest.mark.slow  # four subprocess evaluations, two with two processes (gloo on CPU)
+def test_two_processes_give_the_one_process_figures_bit_for_bit(tmp_path):
+    pytest.importorskip("torch.distributed")
+    # randomised agents (random, simple) over several batches: torchrun K = 1 and K = 2 agree exactly
+    args = ["--agents", "random", "simple", "greedy", "--hands", "400", "--games", "8", "--batch", "64",
+            "--seed", "2", "--bootstrap", "50", "--no-progress"]
+    for k in (1, 2):
+        p = run_cli(*args, "--json", str(tmp_path / f"t{k}.json"), launcher=_torchrun(k))
+        assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "t2.json").read_text())["world_size"] == 2
+    assert json.loads((tmp_path / "t1.json").read_text())["world_size"] == 1
+    assert _figures(tmp_path / "t1.json") == _figures(tmp_path / "t2.json")
+    # agents that draw no random numbers: a plain run and two processes agree exactly, table included
+    args = ["--agents", "greedy", "expert", "--hands", "300", "--batch", "64", "--seed", "5", "--no-progress"]
+    plain = run_cli(*args, "--json", str(tmp_path / "p.json"))
+    two = run_cli(*args, "--json", str(tmp_path / "q.json"), launcher=_torchrun(2))
+    assert plain.returncode == 0 and two.returncode == 0, two.stderr
+    assert _figures(tmp_path / "p.json") == _figures(tmp_path / "q.json")
+    body = lambda out: [line[:-9] for line in out.splitlines()[2:5]]  # noqa: E731  (hands/s is a timing)
+    assert body(plain.stdout) == body(two.stdout)
+    assert json.loads((tmp_path / "p.json").read_text())["world_size"] == 1
+
+
+def test_shard_plays_every_kth_batch_and_sums_rows():
+    from okgin.sharding import Shard, batch_seed
+
+    made_with = []
+    shard = Shard(1, 3, lambda spec, seed: made_with.append((spec, seed)) or made(spec, seed))
+    assert [c for c in range(7) if shard.plays(c)] == [1, 4]
+    a = shard.make("simple", 11, "simple")
+    assert shard.chunk_agent(a, 0) is a
+    b = shard.chunk_agent(a, 4)
+    assert b is not a and b.name == "simple" and made_with[-1] == ("simple", batch_seed(11, 4))
+    other = made("greedy", 0)  # not made by the shard (the Python API): plays every batch itself
+    assert shard.chunk_agent(other, 4) is other
+    rows = np.arange(5.0)
+    assert shard.combine(np.ones(5, bool), rows)[0] is rows  # one process: nothing to sum
