@@ -81,8 +81,8 @@ def web_server(opponent: str, results: str, extra: list[str] | None = None) -> I
 
 def _pct(ms: list[float]) -> dict:
     a = np.asarray(ms)
-    return {"n": int(len(a)), "median_ms": round(float(np.median(a)), 2), "p99_ms": round(float(np.percentile(a, 99)), 2),
-            "max_ms": round(float(a.max()), 2)}
+    return {"n": int(len(a)), "median_ms": round(float(np.median(a)), 2),
+            "p99_ms": round(float(np.percentile(a, 99)), 2), "max_ms": round(float(a.max()), 2)}
 
 
 def latency(moves: int, opponent: str, seed: int) -> dict:

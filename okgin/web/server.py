@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from okgin.play import (HELP, HUMAN, LOG_FORMAT, Table, UsageError, agent_name, check_log, command_for,
+from okgin.play import (HELP, HUMAN, Table, UsageError, agent_name, check_log, command_for,
                         illegal_reason, move_words, opponent_seed, parse_command)
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD
 from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
@@ -319,8 +319,8 @@ class HumanGame:
             r = h["result"]
             if r is None:
                 continue
-            hands.append({"points": r["points"], "winner": _who(r["winner"]), "knocker": _who(r["knocker"]), "gin": r["gin"],
-                          "undercut": r["undercut"], "void": r["void"]})
+            hands.append({"points": r["points"], "winner": _who(r["winner"]), "knocker": _who(r["knocker"]),
+                          "gin": r["gin"], "undercut": r["undercut"], "void": r["void"]})
         final = next((h["result"] for h in reversed(t.log_hands) if h["result"]), None)
         return {
             "format": RESULTS_FORMAT, "version": RESULTS_VERSION,
@@ -796,7 +796,7 @@ def serve(config: WebConfig, host: str = "127.0.0.1", port: int = 8000,
     import socket
 
     try:
-        import uvicorn  # noqa: F401
+        import uvicorn
     except ImportError:
         raise UsageError("the web table needs the 'web' extra: pip install -e \".[web]\"") from None
     app = create_app(config)
@@ -812,5 +812,4 @@ def serve(config: WebConfig, host: str = "127.0.0.1", port: int = 8000,
     announce(f"Oklahoma Gin table at http://{shown}:{port}/  (Ctrl-C stops)")
     if host not in ("127.0.0.1", "localhost", "::1"):
         announce(f"Warning: listening on {host}: anyone who can reach this address can play on this server.")
-    import uvicorn
     uvicorn.run(app, host=host, port=port, log_level="warning")
