@@ -93,6 +93,9 @@ def training_checkpoint(state: TrainingState) -> dict:
         "next_obs": torch.from_numpy(s.next_obs.copy()), "next_mask": torch.from_numpy(s.next_mask.copy()),
         "next_player": torch.from_numpy(s.next_player.copy()), "elapsed": s.elapsed(), **s.opponents.state_dict(),
     }
+    device = next(s.network.parameters()).device
+    if device.type == "cuda":  # on a GPU the rollout's and the snapshots' sampling draw from the GPU's generator
+        ts["cuda_rng"] = torch.cuda.get_rng_state(device)
     return {
         "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "obs_version": OBS_VERSION,
         "features_version": FEATURES_VERSION,
@@ -121,7 +124,10 @@ def restore(state: TrainingState, ckpt: dict) -> None:
         s.ep_points[:] = ts["ep_points"].numpy()
         s.next_obs, s.next_mask = ts["next_obs"].numpy().copy(), ts["next_mask"].numpy().copy()
         s.next_player = ts["next_player"].numpy().copy()
-        torch.set_rng_state(ts["torch_rng"])
+        torch.set_rng_state(ts["torch_rng"].cpu())  # .cpu(): whatever map_location the checkpoint was loaded with
+        device = next(s.network.parameters()).device
+        if device.type == "cuda" and "cuda_rng" in ts:  # a run saved on a GPU, resumed on one (training_checkpoint)
+            torch.cuda.set_rng_state(ts["cuda_rng"].cpu(), device)
         s.shuffle_rng.bit_generator.state = ts["shuffle_rng"]
     else:  # other ranks re-derive their games deterministically from (seed, rank, iteration)
         s.game = VectorGame(args.num_envs, s.rules, episode=args.episode, autoreset=True,
