@@ -1,0 +1,82 @@
+"""Training across machines (#28 item 6): two torchrun launchers, each one "node" of one process,
+meet at a c10d rendezvous on 127.0.0.1 and train together; both ranks end with the same weights
+and one checkpoint is written. (On real machines: the same command with the first machine's
+address as --rdzv-endpoint, docs/training.md.)"""
+
+from __future__ import annotations
+
+import glob
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import ROOT
+from okgin_agents.ppo import load_checkpoint
+
+TINY = [  # tests/test_train.py's tiny run
+    "--config", os.path.join(ROOT, "configs", "quick.yaml"),
+    "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=512",
+    "--set", "hidden_sizes=[32]", "--set", "update_epochs=2", "--set", "num_minibatches=2",
+    "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
+    "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
+    "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
+    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld", "--set", "device=cpu",
+]
+
+# Each rank saves the weights it ends with (train.main returns only the run's path): the network
+# made by make_learner is captured and written to $OUT/rank<RANK>.pt after training.
+WRAPPER = """
+import os, sys, torch
+from okgin import train
+nets = []
+make = train.make_learner
+def capture(*args, **kwargs):
+    network, optimizer = make(*args, **kwargs)
+    nets.append(network)
+    return network, optimizer
+train.make_learner = capture
+train.main(sys.argv[1:])
+torch.save({k: v.detach().cpu() for k, v in nets[0].state_dict().items()},
+           os.path.join(os.environ["OKGIN_RANK_OUT"], "rank%s.pt" % os.environ["RANK"]))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow  # two launchers, two training processes
+def test_two_nodes_train_together_with_identical_weights(tmp_path):
+    wrapper = tmp_path / "rank_weights.py"
+    wrapper.write_text(WRAPPER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OMP_NUM_THREADS": "1", "OKGIN_RANK_OUT": str(tmp_path)}
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
+                "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{_free_port()}", "--rdzv-id", "okgin-test"]
+    cmd = launcher + [str(wrapper), *TINY, "--set", f"run_dir={tmp_path / 'runs'}"]
+    nodes = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=300)[0] for p in nodes]
+    finally:
+        for p in nodes:
+            if p.poll() is None:
+                p.kill()
+    assert all(p.returncode == 0 for p in nodes), "\n".join(o[-3000:] for o in outs)
+    assert any("2 process(es)" in o for o in outs)
+    w0, w1 = (torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1))
+    assert w0.keys() == w1.keys()
+    for k in w0:
+        assert torch.equal(w0[k], w1[k]), k
+    ckpts = glob.glob(str(tmp_path / "runs" / "*" / "checkpoint.pt"))
+    assert len(ckpts) == 1  # rank 0 alone writes
+    ckpt = load_checkpoint(ckpts[0])
+    assert ckpt["global_step"] == 512 and ckpt["train_state"]["world_size"] == 2
+    for k in w0:  # the checkpoint holds the weights both ranks ended with
+        assert torch.equal(ckpt["model"][k], w0[k]), k
