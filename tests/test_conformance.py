@@ -286,8 +286,6 @@ def test_aec_shaped_rewards_are_not_zero_sum():
     assert any(abs(s["player_0"] + s["player_1"]) > 1e-3 for s in steps)
 
 
-@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
-@pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
 @pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
 def test_aec_shaping_through_the_wrapped_env_and_api_test():
     from pettingzoo.test import api_test
@@ -332,7 +330,6 @@ def test_pettingzoo_parallel_example_runs():
     assert "parallel episode 0: player_0" in out and "vector env: 2 envs x 2 agents, 300 steps" in out
 
 
-@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
 @pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
 def test_turn_based_parallel_env_passes_the_parallel_api_test():
     from pettingzoo.test import parallel_api_test

@@ -69,10 +69,8 @@ def random_episode(e, rng, max_steps=5000):
 
 # ------------------------------------------------------------------- PettingZoo's tests
 
-# api_test warns about every Dict observation of an env not on its own list of classic envs, and
-# resets with options={"options": 1}, which the env ignores with a warning.
-@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
-@pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
+# api_test resets with options={"options": 1}, which the env ignores with its own warning (its
+# warnings about Dict observations are filtered in pyproject.toml).
 @pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
 @pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
 def test_pettingzoo_api_test(options):
