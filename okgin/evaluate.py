@@ -668,6 +668,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
             ap.error(f"{name} must be >= {low}, got {value}")
     if args.hands == 0 and args.games == 0:
         ap.error("nothing to play: --hands and --games are both 0")
+    if args.plot and args.hands == 0:
+        ap.error("--plot draws the hands' results; --hands 0 plays none")
     if args.plot:
         from okgin import plot
 

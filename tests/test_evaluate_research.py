@@ -93,10 +93,11 @@ def test_paired_cli_matches_the_head_to_head(tmp_path):
     (["--paired", "simple", "random", "--opponent", "greedy", "--games", "4"], "--games does not apply"),
     (["--paired", "simple", "wizard", "--opponent", "greedy"], "unknown agent spec 'wizard'"),
     (["--agents", "simple", "random", "--plot", "x.jpg"], "must end in .png or .svg"),
+    (["--agents", "simple", "random", "--plot", "x.png", "--hands", "0", "--games", "2"], "--hands 0 plays none"),
     (["--agents", "simple", "random", "--bootstrap", "-1"], "--bootstrap must be >= 0"),
 ])
 def test_bad_research_arguments_are_one_line_errors(args, message):
-    p = run_cli(*args, "--hands", "10", "--no-progress")
+    p = run_cli("--hands", "10", *args, "--no-progress")
     assert p.returncode == 2
     assert message in p.stderr and "Traceback" not in p.stderr
 
