@@ -116,9 +116,13 @@ def bootstrap_ratings(num_agents: int, pairs: Sequence[tuple[int, int]], deal_wi
     deal_hands = np.asarray(deal_hands, np.float64)
     num_deals = deal_wins.shape[1]
     rng = np.random.default_rng([seed, 0xB0075])
-    counts = rng.multinomial(num_deals, np.full(num_deals, 1.0 / num_deals), size=reps).astype(np.float64)
-    w = counts @ deal_wins.T  # (reps, pairs): wins of the pair's first agent in the resample
-    n = counts @ deal_hands.T
+    w = np.empty((reps, len(pairs)))  # wins of the pair's first agent in each resample
+    n = np.empty((reps, len(pairs)))  # its hands
+    for start in range(0, reps, 100):  # 100 resamples at a time: (100, deals) counts, not (reps, deals)
+        stop = min(reps, start + 100)
+        counts = rng.multinomial(num_deals, np.full(num_deals, 1.0 / num_deals), size=stop - start)
+        w[start:stop] = counts @ deal_wins.T
+        n[start:stop] = counts @ deal_hands.T
     wins = np.zeros((reps, num_agents, num_agents))
     games = np.zeros((reps, num_agents, num_agents))
     for m, (i, j) in enumerate(pairs):
