@@ -5,13 +5,16 @@ Every process builds the same deal plan (``evaluate.seat_plan``) and plays the b
 summed (each row is played by exactly one process, the others add zeros, so the sum is exact) and
 every process holds the whole match. Rank 0 prints and writes the JSON.
 
-What makes the figures independent of K: each batch is played by agents of its own. Batch 0 uses
-the agents as made (seed ``evaluate._agent_seed``), batch c >= 1 agents made again from
-``batch_seed(seed, c)``, whichever process plays it. Agents that draw no random numbers (greedy,
-expert, search, ppo) play the same moves either way, so a sharded run prints exactly what one
-``python evaluate.py`` prints; random and simple carry one generator from batch to batch in a
-plain run, so for them the two agree when a pair fits in one batch and otherwise differ by their
-random streams only (any K under torchrun gives the same figures as any other K, 1 included).
+What makes the figures independent of K: an agent that keeps a running random generator (a
+``numpy.random.Generator``, ``torch.Generator`` or ``random.Random`` attribute: random, simple;
+a ppo agent playing its argmax never draws from its own) draws numbers that depend on every
+batch it played before, so each batch c >= 1 gets its own copy of it, made from
+``batch_seed(seed, c)`` whichever process plays it (batch 0 keeps the agent as made). Agents
+without one (greedy, expert, ppo, search, whose randomness is a hash of its seed and the
+position) play every batch themselves, exactly as in a plain run. So any K gives the same
+figures as any other K (1 included), bit for bit, and the same as one ``python evaluate.py``
+when no agent keeps a generator or a pair fits in one batch; with random or simple over more
+than ``--batch`` hands the two differ by those agents' random streams only.
 
 Plain ``python evaluate.py`` (no torchrun) never imports torch or torch.distributed from here.
 """
@@ -19,6 +22,7 @@ Plain ``python evaluate.py`` (no torchrun) never imports torch or torch.distribu
 from __future__ import annotations
 
 import os
+import sys
 from typing import Callable
 
 import numpy as np
@@ -29,6 +33,20 @@ from okgin_agents.base import Agent
 def launched_by_torchrun() -> bool:
     """True in a process started by torchrun (it sets RANK, WORLD_SIZE and LOCAL_RANK)."""
     return all(k in os.environ for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+
+
+def keeps_generator(agent: object) -> bool:
+    """Whether ``agent`` holds a running random generator (numpy, torch or ``random``), so that its
+    moves in one batch depend on the numbers it drew in the batches before."""
+    import random
+
+    kinds: tuple[type, ...] = (np.random.Generator, np.random.RandomState, random.Random)
+    torch = sys.modules.get("torch")  # an agent can only hold a torch.Generator if torch is loaded
+    if torch is not None:
+        kinds += (torch.Generator,)
+    if getattr(agent, "deterministic", False) is True:  # a PPOAgent playing its argmax never draws
+        return False
+    return any(isinstance(v, kinds) for v in vars(agent).values())
 
 
 def batch_seed(seed: int, batch: int) -> int:
@@ -84,9 +102,10 @@ class Shard:
         return agent
 
     def chunk_agent(self, agent: Agent, batch: int) -> Agent:
-        """The agent that plays batch ``batch``: ``agent`` itself for batch 0, else a copy made from
-        ``batch_seed``. An agent not made by ``make`` (the Python API) plays every batch itself."""
-        if batch == 0 or id(agent) not in self._specs:
+        """The agent that plays batch ``batch``: ``agent`` itself for batch 0, for an agent without a
+        running generator (``keeps_generator``) and for one not made by ``make`` (the Python API);
+        else a copy made from ``batch_seed``."""
+        if batch == 0 or id(agent) not in self._specs or not keeps_generator(agent):
             return agent
         spec, seed, name = self._specs[id(agent)]
         copy = self._make(spec, batch_seed(seed, batch))

@@ -244,19 +244,24 @@ def test_two_processes_give_the_one_process_figures_bit_for_bit(tmp_path):
     assert json.loads((tmp_path / "t2.json").read_text())["world_size"] == 2
     assert json.loads((tmp_path / "t1.json").read_text())["world_size"] == 1
     assert _figures(tmp_path / "t1.json") == _figures(tmp_path / "t2.json")
-    # agents that draw no random numbers: a plain run and two processes agree exactly, table included
-    args = ["--agents", "greedy", "expert", "--hands", "300", "--batch", "64", "--seed", "5", "--no-progress"]
+    # agents without a running generator (the search hashes its seed and the position): a plain run and
+    # two processes agree exactly, table included
+    args = ["--agents", "search:1", "expert", "--hands", "24", "--batch", "8", "--seed", "5", "--no-progress"]
     plain = run_cli(*args, "--json", str(tmp_path / "p.json"))
     two = run_cli(*args, "--json", str(tmp_path / "q.json"), launcher=_torchrun(2))
     assert plain.returncode == 0 and two.returncode == 0, two.stderr
     assert _figures(tmp_path / "p.json") == _figures(tmp_path / "q.json")
     body = lambda out: [line[:-9] for line in out.splitlines()[2:5]]  # noqa: E731  (hands/s is a timing)
+    assert "search:1" in body(plain.stdout)[2]
     assert body(plain.stdout) == body(two.stdout)
     assert json.loads((tmp_path / "p.json").read_text())["world_size"] == 1
 
 
 def test_shard_plays_every_kth_batch_and_sums_rows():
-    from okgin.sharding import Shard, batch_seed
+    from okgin.sharding import Shard, batch_seed, keeps_generator
+
+    assert keeps_generator(made("random", 0)) and keeps_generator(made("simple", 0))
+    assert not keeps_generator(made("expert", 0)) and not keeps_generator(made("search:1", 0))
 
     made_with = []
     shard = Shard(1, 3, lambda spec, seed: made_with.append((spec, seed)) or made(spec, seed))
@@ -265,6 +270,9 @@ def test_shard_plays_every_kth_batch_and_sums_rows():
     assert shard.chunk_agent(a, 0) is a
     b = shard.chunk_agent(a, 4)
     assert b is not a and b.name == "simple" and made_with[-1] == ("simple", batch_seed(11, 4))
+    for spec in ("expert", "search:1", "greedy"):  # no running generator: the agent itself plays every batch
+        c = shard.make(spec, 3, spec)
+        assert shard.chunk_agent(c, 4) is c
     other = made("greedy", 0)  # not made by the shard (the Python API): plays every batch itself
     assert shard.chunk_agent(other, 4) is other
     rows = np.arange(5.0)
