@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -35,7 +36,11 @@ def _run(cmd: list[str], cwd: Path, timeout: int = 900, env: dict | None = None)
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)], cwd=out)
+    # built from a copy without build outputs: setuptools would pack a stale build/lib into the wheel
+    src = out / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "venv", "build", "dist", "runs", "*.egg-info",
+                                                             "__pycache__", ".pytest_cache", ".hypothesis"))
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)], cwd=out)
     (path,) = out.glob("okgin-*.whl")
     return path
 
