@@ -695,6 +695,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     # under torchrun the deals are shared over the processes (okgin.sharding); None in a plain run
     shard = Shard.from_env(lambda spec, seed: agents.make(spec, seed=seed))
     lead = shard is None or shard.rank == 0
+    batches = -(-max(hand_rows, game_rows) // args.batch)
+    if shard is not None and lead and batches < shard.world_size:  # the batch is the unit shared out
+        print(f"evaluate.py: note: {batches} batch(es) of --batch {args.batch} for {shard.world_size} processes: "
+              f"some have nothing to play; a smaller --batch shares the deals out", file=sys.stderr)
 
     def make(k: int, seed: int) -> Agent:
         if shard is not None:
