@@ -341,7 +341,8 @@ def init_process(args: Args) -> tuple[int, int, torch.device]:
         raise ValueError(f"device {args.device!r} asked for, but torch.cuda.is_available() is False")
     device = torch.device(f"cuda:{local_rank}" if args.device == "cuda" and world_size > 1 else args.device)
     if world_size > 1:
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+        # on GPUs: nccl for CUDA tensors, gloo for the CPU ones (the pool's scores, the KL); nccl alone refuses CPU tensors
+        dist.init_process_group(backend="cpu:gloo,cuda:nccl" if device.type == "cuda" else "gloo")
     if args.num_threads:  # torch's intra-op threads and the numba kernels' (features, bots) alike
         torch.set_num_threads(args.num_threads)
         numba.set_num_threads(min(args.num_threads, numba.config.NUMBA_NUM_THREADS))
@@ -496,7 +497,9 @@ def main(argv: list[str] | None = None) -> dict:
                       next_obs=out.observation, next_mask=out.legal_action_mask,
                       next_player=out.current_player.astype(np.int64), session_start=session_start)
     if resume_path:
-        restore(s, load_checkpoint(resume_path, map_location=device))
+        # on the CPU: restore reads the games' arrays with .numpy(); load_state_dict moves the weights and the
+        # optimizer's state to the network's device
+        restore(s, load_checkpoint(resume_path, map_location="cpu"))
     start_iteration = s.iteration + 1
     log = RunLog(s, run_path, device, num_iterations, steps_per_iteration, resumed=bool(resume_path)) if is_main else None
     if is_main and not resume_path and (args.bc_agent or args.init_from) and args.eval_every:
