@@ -22,6 +22,18 @@ from okgin_env.observation import OBS_SIZE, OBS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]  #: the checkout's root (configs/, examples/, the launchers)
 
+#: The tests' tiny training run (train.py arguments): 2 updates of 16 games x 8 steps, a 32-unit
+#: network, tiny evaluations; a later ``--set`` of the same key overrides one of these.
+TINY_TRAIN = [
+    "--config", str(ROOT / "configs" / "quick.yaml"),
+    "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=256",
+    "--set", "hidden_sizes=[32]", "--set", "update_epochs=2", "--set", "num_minibatches=2",
+    "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
+    "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
+    "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
+    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld",
+]
+
 
 def checkpoint_dict(net: ActorCritic, **changes: Any) -> dict[str, Any]:
     """A PPO checkpoint of ``net`` with every entry ``load_checkpoint`` checks, at the versions this

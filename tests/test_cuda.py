@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import TINY_TRAIN
 from okgin_agents.ppo import load_checkpoint, load_ppo_agent
 from okgin_env.core import VectorGame
 
@@ -25,15 +25,7 @@ DEVICE = os.environ.get("OKGIN_TEST_DEVICE", "cuda")
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(DEVICE.startswith("cuda") and not torch.cuda.is_available(),
                                                    reason="no CUDA device (torch.cuda.is_available() is False)")]
 
-TINY = [  # tests/test_train.py's tiny run: 16 games x 8 steps per update, a 32-unit network
-    "--config", os.path.join(ROOT, "configs", "quick.yaml"),
-    "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=256",
-    "--set", "hidden_sizes=[32]", "--set", "update_epochs=2", "--set", "num_minibatches=2",
-    "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
-    "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
-    "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
-    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld", "--set", f"device={DEVICE}",
-]
+TINY = TINY_TRAIN + ["--set", f"device={DEVICE}"]  # conftest's tiny run on DEVICE
 
 
 def _train(args: list[str]) -> dict:

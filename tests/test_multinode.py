@@ -14,18 +14,10 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, TINY_TRAIN
 from okgin_agents.ppo import load_checkpoint
 
-TINY = [  # tests/test_train.py's tiny run
-    "--config", os.path.join(ROOT, "configs", "quick.yaml"),
-    "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=512",
-    "--set", "hidden_sizes=[32]", "--set", "update_epochs=2", "--set", "num_minibatches=2",
-    "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
-    "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
-    "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
-    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld", "--set", "device=cpu",
-]
+TINY = TINY_TRAIN + ["--set", "total_timesteps=512", "--set", "device=cpu"]  # conftest's tiny run, 4 updates
 
 # Each rank saves the weights it ends with (train.main returns only the run's path): the network
 # made by make_learner is captured and written to $OUT/rank<RANK>.pt after training.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, TINY_TRAIN
 from okgin import train
 from okgin_agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_env.core import VectorGame
@@ -19,15 +19,7 @@ from okgin_trainer import soup
 from okgin_trainer.oracle import PRIVILEGED_SIZE
 from okgin_trainer.resume import resume_config
 
-TINY = [  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
-    "--config", os.path.join(ROOT, "configs", "quick.yaml"),
-    "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=256",
-    "--set", "hidden_sizes=[32]", "--set", "update_epochs=2", "--set", "num_minibatches=2",
-    "--set", "opponent_mix={self: 0.4, snapshot: 0.3, random: 0.3}", "--set", "snapshot_every=1",
-    "--set", "eval_hands=20", "--set", "eval_opponents=[random]", "--set", "best_metric_opponent=random",
-    "--set", "checkpoint_every=1", "--set", "eval_every=1", "--set", "log_every=1", "--set", "num_threads=1",
-    "--set", "anneal_lr=false", "--set", "bc_agent=", "--set", "features=meld",
-]
+TINY = TINY_TRAIN  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
 
 
 def run_train(args: list[str], tmp_path, launcher: list[str] | None = None, timeout: int = 240):
