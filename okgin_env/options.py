@@ -40,6 +40,14 @@ MAX_DEADWOOD = 100  #: ten cards of 10 points
 
 # --------------------------------------------------------------------------- options
 
+def _choice(options: dict[str, Any], key: str, default: str, allowed: tuple[str, ...]) -> str:
+    """``options[key]`` (``default`` when absent) if it is one of ``allowed``, else a one-line error."""
+    value = options.get(key, default)
+    if value not in allowed:
+        raise ValueError(f"invalid option {key}={value!r}: allowed is {' | '.join(map(repr, allowed))}")
+    return value
+
+
 @dataclass(frozen=True)
 class EnvConfig:
     """Rules and environment options shared by the AEC and the single-agent environment."""
@@ -80,26 +88,15 @@ class EnvConfig:
                 raise ValueError(f"give either rules=Rules(...) or rule options ({', '.join(rule_opts)}), not both")
         else:
             rules = Rules.from_dict(rule_opts)
-        episode = options.get("episode", "hand")
-        if episode not in EPISODES:
-            raise ValueError(f"invalid option episode={episode!r}: allowed is {' | '.join(map(repr, EPISODES))}")
-        reward = options.get("reward", "points")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"invalid option reward={reward!r}: allowed is {' | '.join(map(repr, REWARD_MODES))}")
+        episode = _choice(options, "episode", "hand", EPISODES)
+        reward = _choice(options, "reward", "points", REWARD_MODES)
         scale = options.get("reward_scale", DEFAULT_REWARD_SCALE)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (math.isfinite(scale) and scale > 0):
             raise ValueError(f"invalid option reward_scale={scale!r}: allowed is a finite number > 0")
         shaping = check_coef(options.get("deadwood_shaping", 0.0))
-        illegal = options.get("illegal_action", "terminate")
-        if illegal not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"invalid option illegal_action={illegal!r}: allowed is "
-                             f"{' | '.join(map(repr, ILLEGAL_ACTION_MODES))}")
-        obs_format = options.get("obs_format", "vector")
-        if obs_format not in OBS_FORMATS:
-            raise ValueError(f"invalid option obs_format={obs_format!r}: allowed is {' | '.join(map(repr, OBS_FORMATS))}")
-        features = options.get("features", "raw")
-        if features not in FEATURES:
-            raise ValueError(f"invalid option features={features!r}: allowed is {' | '.join(map(repr, FEATURES))}")
+        illegal = _choice(options, "illegal_action", "terminate", ILLEGAL_ACTION_MODES)
+        obs_format = _choice(options, "obs_format", "vector", OBS_FORMATS)
+        features = _choice(options, "features", "raw", FEATURES)
         return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format, features)
 
 
