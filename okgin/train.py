@@ -63,6 +63,7 @@ from okgin_env.shaping import potential
 from okgin_trainer import config
 from okgin_trainer.bc import behaviour_cloning
 from okgin_trainer.checkpoint import move_aside
+from okgin_trainer.cli import run_cli
 from okgin_trainer.config import Args, key_help, make_agent
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from okgin_trainer.pool import Opponents
@@ -586,12 +587,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 def cli() -> None:
     """The ``okgin-train`` command (and ``python train.py``): ``main`` with one-line errors."""
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as e:
-        if os.environ.get("OKGIN_TRACEBACK"):
-            raise
-        sys.exit(f"error: {e}")
+    run_cli(main, errors=(ValueError, FileNotFoundError))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ from dataclasses import asdict, dataclass, field
 
 import yaml
 
+from okgin_trainer.cli import run_cli
+
 #: config keys --scale multiplies, with the least value each may take (total_timesteps: see _scaled)
 SCALED_KEYS = {"total_timesteps": 1, "bc_decisions": 1, "eval_hands": 2, "snapshot_min_hands": 1}
 STEP_KEYS = {"train": ("name", "kind", "config", "set", "init_from", "output"),
@@ -328,14 +330,7 @@ def main(argv: list[str] | None = None) -> str:
 
 def cli() -> None:
     """``main`` with one-line errors (``OKGIN_TRACEBACK=1`` shows the traceback)."""
-    try:
-        main()
-    except (ValueError, FileNotFoundError, RuntimeError) as e:
-        if os.environ.get("OKGIN_TRACEBACK"):
-            raise
-        sys.exit(f"error: {e}")
-    except KeyboardInterrupt:
-        sys.exit("interrupted: run the same command again to resume (finished steps are skipped)")
+    run_cli(main, interrupted="interrupted: run the same command again to resume (finished steps are skipped)")
 
 
 if __name__ == "__main__":
