@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text
 from okgin_env.agent_specs import AgentOutputError, checked_actions, is_registered
 from okgin_env.cards import NUM_CARDS, card_text, cards_of, parse_card
 from okgin_env.core import Phase, StepOutput, VectorGame
@@ -126,18 +126,13 @@ def bot_action(bot: Any, name: str, t: "Table", role: str = "opponent") -> int:
         raise UsageError(str(e)) from None
 
 
+_COMMANDS = {"draw": "s", "take": "t", "pass": "p", "knock": "k {card}", "discard": "{card}"}
+
+
 def command_for(action: int) -> str:
     """The shortest command that plays ``action`` (for scripts and tests)."""
-    a = int(action)
-    if a == DRAW_STOCK:
-        return "s"
-    if a == TAKE_DISCARD:
-        return "t"
-    if a == PASS:
-        return "p"
-    if a >= KNOCK:
-        return f"k {card_text(a - KNOCK)}"
-    return card_text(a)
+    kind, card = action_parts(action)
+    return _COMMANDS[kind].format(card=card_text(card) if card is not None else "")
 
 
 def use_color(no_color: bool) -> bool:

@@ -39,16 +39,26 @@ def knock_action(card: int) -> int:
     return KNOCK + int(card)
 
 
-def action_text(action: int) -> str:
-    """Short human-readable form: 'discard Th', 'knock 7h', 'draw', 'take', 'pass'."""
+def action_parts(action: int) -> tuple[str, int | None]:
+    """What an action does, as (kind, card): ``('discard', 22)``, ``('knock', 6)``, ``('draw', None)``,
+    ``('take', None)`` or ``('pass', None)``. Every wording of an action (this module's text, the
+    terminal's commands, the web page's buttons) is written from this one decoding."""
     a = int(action)
     if not 0 <= a < NUM_ACTIONS:
-        return f"invalid action {a}"
+        raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}")
     if a < KNOCK:
-        return f"discard {card_text(a)}"
+        return "discard", a - DISCARD
     if a < DRAW_STOCK:
-        return f"knock {card_text(a - KNOCK)}"
-    return {DRAW_STOCK: "draw", TAKE_DISCARD: "take", PASS: "pass"}[a]
+        return "knock", a - KNOCK
+    return {DRAW_STOCK: "draw", TAKE_DISCARD: "take", PASS: "pass"}[a], None
+
+
+def action_text(action: int) -> str:
+    """Short human-readable form: 'discard Th', 'knock 7h', 'draw', 'take', 'pass'."""
+    if not 0 <= int(action) < NUM_ACTIONS:
+        return f"invalid action {int(action)}"
+    kind, card = action_parts(action)
+    return kind if card is None else f"{kind} {card_text(card)}"
 
 
 def legal_listing(mask: np.ndarray) -> str:

@@ -49,9 +49,11 @@ def card_text(card: int) -> str:
 
 
 def card_pretty(card: int) -> str:
-    """Display form with a suit symbol: 22 -> 'T♥'."""
+    """Display form for people, as printed on a card: 22 -> '10♥', 0 -> 'A♠'. (Canonical text keeps
+    one character per rank, 'Th', so that commands and logs stay fixed-width.)"""
     card = _check_index(card)
-    return RANK_CHARS[card % NUM_RANKS] + SUIT_SYMBOLS[card // NUM_RANKS]
+    rank = RANK_CHARS[card % NUM_RANKS]
+    return ("10" if rank == "T" else rank) + SUIT_SYMBOLS[card // NUM_RANKS]
 
 
 def parse_card(text: str) -> int:

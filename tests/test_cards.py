@@ -73,7 +73,7 @@ def test_parse_and_format_cards():
     assert parse_cards("As,2s, 10h") == [0, 1, 22]
     assert parse_cards(["Kc", "TH"]) == [51, 22]
     assert format_cards([0, 22, 51]) == "As Th Kc"
-    assert format_cards([0, 22, 51], pretty=True) == "A♠ T♥ K♣"
+    assert format_cards([0, 22, 51], pretty=True) == "A♠ 10♥ K♣"
     assert card_pretty(parse_card("Qd")) == "Q♦"
     assert sort_cards(parse_cards("Kc 2h As")) == [0, 14, 51]
     with pytest.raises(ValueError):
@@ -154,3 +154,26 @@ def test_deck_from_fills_unnamed_cards_in_index_order():
 def test_deck_from_rejects_impossible_deals(args, match):
     with pytest.raises(ValueError, match=match):
         deck_from(*args)
+
+
+def test_display_form_is_as_printed_and_reads_back():
+    from okgin_env.cards import card_pretty
+
+    assert [card_pretty(c) for c in (0, 9, 22, 51)] == ["A♠", "10♠", "10♥", "K♣"]
+    # the terminal and the web page accept what they print: '10♥' -> '10h'
+    from okgin.play import _card
+    assert all(_card(card_pretty(c)) == c for c in range(52))
+
+
+def test_action_parts_decodes_every_action_once():
+    from okgin_env.actions import (DRAW_STOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text,
+                                   discard_action, knock_action)
+
+    for c in range(52):
+        assert action_parts(discard_action(c)) == ("discard", c)
+        assert action_parts(knock_action(c)) == ("knock", c)
+    assert [action_parts(a) for a in (DRAW_STOCK, TAKE_DISCARD, PASS)] == [("draw", None), ("take", None), ("pass", None)]
+    assert action_text(knock_action(22)) == "knock Th" and action_text(NUM_ACTIONS) == f"invalid action {NUM_ACTIONS}"
+    for bad in (-1, NUM_ACTIONS):
+        with pytest.raises(ValueError, match="0-106"):
+            action_parts(bad)

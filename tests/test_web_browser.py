@@ -150,7 +150,7 @@ def one_move(pg, keyboard: bool = False) -> None:
         discards = pg.locator("#hand button.playable")
     if discards.count():
         if keyboard:  # the terminal's command typed into the command box
-            label = discards.last.get_attribute("aria-label")  # 'Discard T♥'
+            label = discards.last.get_attribute("aria-label")  # 'Discard 10♥'
             pg.keyboard.press("/")
             pg.keyboard.type(label.split()[-1])
             with pg.expect_response("**/actions"):

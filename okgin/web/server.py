@@ -35,7 +35,7 @@ import numpy as np
 
 from okgin.play import (HELP, HUMAN, Table, UsageError, agent_name, check_log, command_for,
                         illegal_reason, move_words, opponent_seed, parse_command)
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD
+from okgin_env.actions import DRAW_STOCK, NUM_ACTIONS, action_parts
 from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from okgin_env.core import Phase
 from okgin_env.render import knock_limit_words, meld_groups, render_hand_result, score_line
@@ -93,38 +93,26 @@ def _pile_top(state) -> int:
     return int(state.pile[0, n - 1]) if n else -1
 
 
+_LABELS = {"draw": "Draw from stock", "take": "Take {top}", "pass": "Pass",
+           "knock": "Knock, discarding {card}", "discard": "Discard {card}"}
+
+
 def action_label(action: int, state) -> str:
     """The accessible name of the button that plays ``action``: 'Draw from stock', 'Take 7♥', ..."""
-    a = int(action)
-    if a == DRAW_STOCK:
-        return "Draw from stock"
-    if a == TAKE_DISCARD:
-        return f"Take {card_pretty(_pile_top(state))}"
-    if a == PASS:
-        return "Pass"
-    if a >= KNOCK:
-        return f"Knock, discarding {card_pretty(a - KNOCK)}"
-    return f"Discard {card_pretty(a)}"
-
-
-def _kind(a: int) -> str:
-    if a == DRAW_STOCK:
-        return "draw"
-    if a == TAKE_DISCARD:
-        return "take"
-    if a == PASS:
-        return "pass"
-    return "knock" if a >= KNOCK else "discard"
+    kind, card = action_parts(action)
+    top = _pile_top(state)
+    return _LABELS[kind].format(card=card_pretty(card) if card is not None else "",
+                                top=card_pretty(top) if top >= 0 else "the top discard")
 
 
 def legal_json(mask: np.ndarray, state) -> list[dict[str, Any]]:
     """Every legal action: id, the terminal's command, kind and button label (card for discards/knocks)."""
     out = []
     for a in np.flatnonzero(mask):
-        a = int(a)
-        row = {"id": a, "command": command_for(a), "kind": _kind(a), "label": action_label(a, state)}
-        if a < DRAW_STOCK:  # a discard (0-51) or a knock (52-103) names its card
-            row["card"] = card_text(a - KNOCK if a >= KNOCK else a)
+        kind, card = action_parts(a)
+        row = {"id": int(a), "command": command_for(a), "kind": kind, "label": action_label(a, state)}
+        if card is not None:  # a discard (0-51) or a knock (52-103) names its card
+            row["card"] = card_text(card)
         out.append(row)
     return out
 

@@ -45,10 +45,10 @@ function el(tag, attrs = {}, ...children) {
 }
 
 // A card face drawn with CSS: rank and suit symbol in two corners and the suit in the middle.
-// card = {card: "Th", text: "T♥"}; with `action` it is a button that plays it.
+// card = {card: "Th", text: "10♥"}; with `action` it is a button that plays it.
 function cardEl(card, opts = {}) {
   const suit = card.card.slice(-1).toLowerCase();
-  const rank = card.text.slice(0, -1).replace("T", "10");
+  const rank = card.text.slice(0, -1);
   const sym = card.text.slice(-1);
   const cls = ["card", RED.has(suit) ? "red" : "black", opts.extra || ""].join(" ");
   const face = [el("span", { class: "corner", "aria-hidden": "true" }, el("b", { text: rank }), el("i", { text: sym })),
