@@ -64,7 +64,7 @@ from okgin_trainer import config
 from okgin_trainer.bc import behaviour_cloning
 from okgin_trainer.checkpoint import move_aside
 from okgin_trainer.cli import run_cli
-from okgin_trainer.config import Args, key_help, make_agent
+from okgin_trainer.config import Args, key_help, make_agent, short_name
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from okgin_trainer.pool import Opponents
 from okgin_trainer.resume import TrainingState, restore, training_checkpoint
@@ -312,10 +312,6 @@ def evaluate_policy(network: ActorCritic, args: Args, rules: Rules, device) -> d
                          "points_ci": tuple(float(x) for x in m.points_ci), "hands": int(m.hands)}
     network.train()
     return results
-
-
-def short_name(spec: str) -> str:
-    return os.path.basename(spec) if spec.startswith("ppo:") else spec
 
 
 def report_eval(results: dict[str, dict], writer, global_step: int, seconds: int, took: float, log) -> None:

@@ -267,9 +267,15 @@ def args_from_dict(d: dict) -> Args:
     return args
 
 
-def _spec_names() -> list[str]:
+def spec_names() -> list[str]:
     """The names of the registered agents (``ppo`` of ``ppo:PATH``), for suggestions."""
     return [s.split(":")[0].split("[")[0] for s in registered_specs()[:-1]]
+
+
+def short_name(spec: str) -> str:
+    """How the training log and its TensorBoard tags (``eval/points_per_hand_vs_<name>``) name an agent:
+    a ``ppo:PATH`` agent by its file name, any other by its spec."""
+    return os.path.basename(spec) if spec.startswith("ppo:") else spec
 
 
 def check_agent_spec(key: str, spec: str, extra: tuple[str, ...] = ()) -> None:
@@ -278,7 +284,7 @@ def check_agent_spec(key: str, spec: str, extra: tuple[str, ...] = ()) -> None:
         make_agent(spec, seed=0)
     except (ValueError, FileNotFoundError) as e:
         also = f" ({', '.join(extra)} or an agent spec)" if extra else ""
-        raise ValueError(f"config key {key!r}{also}: {e}{did_you_mean(spec, [*extra, *_spec_names()])}") from None
+        raise ValueError(f"config key {key!r}{also}: {e}{did_you_mean(spec, [*extra, *spec_names()])}") from None
 
 
 def validate_args(args: Args) -> None:
