@@ -43,7 +43,7 @@ from okgin_env.cards import NUM_CARDS, card_text, cards_of, parse_card
 from okgin_env.core import Phase, StepOutput, VectorGame
 from okgin_env.melds import deadwood_after_discard
 from okgin_env.render import (LastAction, card_str, cards_str, hand_result_info, knock_limit_words, meld_groups,
-                              record_action, render_hand_result, render_player_view)
+                              pile_top, record_action, render_hand_result, render_player_view)
 from okgin_env.rules import Rules
 
 HUMAN = 0  #: the human's player id; the opponent is 1 - HUMAN
@@ -284,7 +284,7 @@ def move_words(la: LastAction, drawn: int, color: bool, reveal: bool) -> str:
 def allowed_moves(mask: np.ndarray, state, color: bool) -> str:
     """What is allowed now, as commands."""
     parts = []
-    top = _pile_top(state)
+    top = pile_top(state)
     if mask[DRAW_STOCK]:
         parts.append("s (draw from the stock)")
     if mask[TAKE_DISCARD]:
@@ -301,16 +301,11 @@ def allowed_moves(mask: np.ndarray, state, color: bool) -> str:
     return "Allowed now: " + "; ".join(parts)
 
 
-def _pile_top(state) -> int:
-    n = int(state.pile_size[0])
-    return int(state.pile[0, n - 1]) if n else -1
-
-
 def illegal_reason(action: int, state, rules: Rules, color: bool) -> str:
     """One line saying why ``action`` is not allowed now."""
     phase = Phase(int(state.phase[0]))
     offer = phase in (Phase.OFFER_NONDEALER, Phase.OFFER_DEALER)
-    top = _pile_top(state)
+    top = pile_top(state)
     if action == PASS:
         return "You can pass only on the first upcard offer, at the start of a hand."
     if action == DRAW_STOCK:
@@ -402,7 +397,7 @@ def _bad_card(text: str) -> str:
 
 
 def prompt_for(mask: np.ndarray, state, color: bool) -> str:
-    top = _pile_top(state)
+    top = pile_top(state)
     top_s = card_str(top, color) if top >= 0 else "top discard"
     if mask[PASS]:
         return f"Take the {top_s} (t) or pass (p)? [? help] > "
@@ -456,7 +451,7 @@ def watch_screen(t: Table, mover: int | None, scr: Screen) -> str:
     s = t.state
     c = scr.color
     n_pile = int(s.pile_size[0])
-    top = card_str(_pile_top(s), c) if n_pile else "(empty)"
+    top = card_str(pile_top(s), c) if n_pile else "(empty)"
     stock = NUM_CARDS - int(s.stock_next[0])
     lines = [f"Hand {t.hand_no}, turn {int(s.turns[0]) + 1}: knock limit {knock_limit_words(s, t.rules, 0, c)}, "
              f"stock {stock}, discard pile {top} ({n_pile})"]

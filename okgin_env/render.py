@@ -117,11 +117,17 @@ class LastAction(NamedTuple):
         return f"discarded {card_str(self.card, color)}"
 
 
+def pile_top(state: GameState, game: int = 0) -> int:
+    """The card on top of game ``game``'s discard pile, -1 when the pile is empty."""
+    n = int(state.pile_size[game])
+    return int(state.pile[game, n - 1]) if n else -1
+
+
 def record_action(state: GameState, game: int, action: int) -> LastAction:
     """Remember ``action`` of game ``game`` *before* it is applied (reads the pile top)."""
     a = int(action)
     if a in (TAKE_DISCARD, PASS):
-        return LastAction(a, int(state.pile[game, int(state.pile_size[game]) - 1]))
+        return LastAction(a, pile_top(state, game))
     if a == DRAW_STOCK:
         return LastAction(a, -1)
     return LastAction(a, a - KNOCK if a >= KNOCK else a)
@@ -167,7 +173,7 @@ def render_player_view(state: GameState, player: int, rules: Rules | None = None
     if cur == p and taken >= 0 and not rules.discard_taken_card:
         lines.append(f"  Taken from the pile this turn (may not be discarded): {card_str(taken, color)}")
     n_pile = int(state.pile_size[game])
-    top = card_str(int(state.pile[game, n_pile - 1]), color) if n_pile else "(empty)"
+    top = card_str(pile_top(state, game), color) if n_pile else "(empty)"
     stock = NUM_CARDS - int(state.stock_next[game])
     lines.append(f"  Discard pile: {top} on top ({n_pile} card{'s' * (n_pile != 1)})   Stock: {stock} cards")
     lines.append(f"  Knock limit: {knock_limit_words(state, rules, game, color)}")

@@ -38,7 +38,7 @@ from okgin.play import (HELP, HUMAN, Table, UsageError, agent_name, check_log, c
 from okgin_env.actions import DRAW_STOCK, NUM_ACTIONS, action_parts
 from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from okgin_env.core import Phase
-from okgin_env.render import knock_limit_words, meld_groups, render_hand_result, score_line
+from okgin_env.render import knock_limit_words, meld_groups, pile_top, render_hand_result, score_line
 from okgin_env.rules import Rules
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -88,11 +88,6 @@ def hand_json(cards: Sequence[int]) -> dict[str, Any]:
             "deadwood_cards": [card_json(c) for c in dead], "deadwood": _points(dead)}
 
 
-def _pile_top(state) -> int:
-    n = int(state.pile_size[0])
-    return int(state.pile[0, n - 1]) if n else -1
-
-
 _LABELS = {"draw": "Draw from stock", "take": "Take {top}", "pass": "Pass",
            "knock": "Knock, discarding {card}", "discard": "Discard {card}"}
 
@@ -100,7 +95,7 @@ _LABELS = {"draw": "Draw from stock", "take": "Take {top}", "pass": "Pass",
 def action_label(action: int, state) -> str:
     """The accessible name of the button that plays ``action``: 'Draw from stock', 'Take 7♥', ..."""
     kind, card = action_parts(action)
-    top = _pile_top(state)
+    top = pile_top(state)
     return _LABELS[kind].format(card=card_pretty(card) if card is not None else "",
                                 top=card_pretty(top) if top >= 0 else "the top discard")
 
@@ -274,7 +269,7 @@ class HumanGame:
             return v
         hand = cards_of(s.hands[0, HUMAN])
         phase = Phase(int(s.phase[0]))
-        top = _pile_top(s)
+        top = pile_top(s)
         taken = int(s.taken_card[0])
         mine = t.last[HUMAN]
         drawn = None
@@ -325,7 +320,7 @@ class HumanGame:
 def frame_json(t: Table, mover: int | None, result: dict | None) -> dict[str, Any]:
     """Everything on the table (both hands face up) after a move: watch and replay frames."""
     s = t.state
-    top = _pile_top(s)
+    top = pile_top(s)
     move = None
     if mover is not None and t.last[mover] is not None:
         _, la, drawn = t.last_move
