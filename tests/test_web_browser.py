@@ -283,18 +283,20 @@ def test_watch_two_bots_to_the_end(page, screens):
     page.get_by_label("Bot B").select_option("simple")
     page.get_by_role("button", name="Start watching").click()
     page.wait_for_selector("#watch-frame .seat")
-    page.get_by_label("Speed").fill("4")  # fastest
-    assert page.inner_text("#watch-speed-text") == "fastest"
+    # Paused at the normal speed (a move every 0.5 s): at the fastest speed the game could end (and
+    # disable the controls) while the screenshots are taken on a loaded machine.
     page.wait_for_selector("#watch-frame .prompt.move")
-    shoot(page, screens, "watch-move")
     button(page, "Pause").click()
     page.wait_for_function("() => document.body.dataset.stepping !== 'true'")  # a move asked for before the pause
+    shoot(page, screens, "watch-move")
     before = page.inner_text("#watch-frame")
     page.wait_for_timeout(400)
     assert page.inner_text("#watch-frame") == before  # paused: nothing moves
     with page.expect_response("**/step"):
         button(page, "Step one move").click()
     page.wait_for_function("b => document.querySelector('#watch-frame').innerText !== b", arg=before)
+    page.get_by_label("Speed").fill("4")  # fastest, to the end
+    assert page.inner_text("#watch-speed-text") == "fastest"
     button(page, "Resume").click()
     page.wait_for_selector("#watch-frame .showdown", timeout=120000)
     # No pause here: if this showdown ended the game, the page has already disabled its controls
@@ -302,6 +304,7 @@ def test_watch_two_bots_to_the_end(page, screens):
     shoot(page, screens, "watch-showdown")
     page.wait_for_selector("text=The game is over.", timeout=180000)
     assert button(page, "Step one move").is_disabled()
+    assert page.locator("#watch-frame .error").count() == 0  # it ended, not an error
 
 
 def test_replay_a_log_forwards_and_backwards(page, server, screens, tmp_path):
