@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from okgin.play import (HELP, HUMAN, Table, UsageError, agent_name, check_log, command_for,
+from okgin.table import (HELP, HUMAN, Table, UsageError, agent_name, check_log, command_for,
                         illegal_reason, move_words, opponent_seed, parse_command)
 from okgin_env.actions import DRAW_STOCK, NUM_ACTIONS, action_parts
 from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
@@ -545,7 +545,7 @@ class WebTable:
     """The games registry, the allow-list of bots and the results file behind the API."""
 
     def __init__(self, config: WebConfig, make: Callable[[str, int], Any] | None = None) -> None:
-        from okgin.play import make_agent
+        from okgin.table import make_agent
 
         self.config = config
         self._make = make or make_agent
