@@ -12,6 +12,10 @@ from typing import Any, Mapping
 from .suggest import unknown_names_message
 
 NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
+#: allowed range of each integer option: a hand scores at most 2 x (98 + 1000) points, a game
+#: at most ~10,000 + that, far inside int32; turns are counted in int16 (max 32,767)
+_INT_RANGES = {"gin_bonus": (0, 1000), "undercut_bonus": (0, 1000), "target_score": (1, 10000),
+               "max_turns_per_hand": (1, 10000)}
 
 
 @dataclass(frozen=True)
@@ -41,14 +45,11 @@ class Rules:
         kl = self.knock_limit
         if not (kl == "upcard" or (_is_int(kl) and 0 <= kl <= 10)):
             _bad("knock_limit", kl, '"upcard" or an integer 0-10')
-        for name in ("gin_bonus", "undercut_bonus"):
+        # upper bounds keep every score and turn count far inside the kernels' int16/int32 fields
+        for name, (low, high) in _INT_RANGES.items():
             v = getattr(self, name)
-            if not (_is_int(v) and v >= 0):
-                _bad(name, v, "an integer >= 0")
-        for name in ("target_score", "max_turns_per_hand"):
-            v = getattr(self, name)
-            if not (_is_int(v) and v >= 1):
-                _bad(name, v, "an integer >= 1")
+            if not (_is_int(v) and low <= v <= high):
+                _bad(name, v, f"an integer >= {low} and <= {high}")
         if self.next_dealer not in NEXT_DEALER_CHOICES:
             _bad("next_dealer", self.next_dealer, " | ".join(f'"{c}"' for c in NEXT_DEALER_CHOICES))
         for name in ("discard_taken_card", "spade_double", "game_bonuses"):
