@@ -1,0 +1,102 @@
+"""Seeded results stay what they were (#35): evaluate.py's reports and tables, the tiny training run's
+per-update scalars and final weights, and a resumed run, against tests/data/seeded_v1.json, which
+tests/data/make_seeded_v1.py recorded from the code of commit bbcddf5 (before the programs were split)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+
+import pytest
+import torch
+
+from conftest import ROOT, TINY_TRAIN
+from okgin import evaluate, train
+
+DATA = ROOT / "tests" / "data"
+FIXTURE = json.loads((DATA / "seeded_v1.json").read_text())
+TIMING = ("seconds", "hands_per_s", "cpu_seconds")  #: wall-clock figures: never part of a seeded result
+
+
+def weights_sha256(path: str) -> str:
+    model = torch.load(path, map_location="cpu", weights_only=True)["model"]
+    h = hashlib.sha256()
+    for k in sorted(model):
+        h.update(k.encode() + model[k].numpy().tobytes())
+    return h.hexdigest()
+
+
+def without_speed(text: str) -> list[str]:
+    """The lines of evaluate.py's stdout without the hands/s column of a match table (a wall-clock figure)."""
+    out, cut = [], False
+    for line in text.splitlines():
+        cut = line.endswith("hands/s") or (cut and line != "")
+        out.append(line[:-9] if cut else line)
+    return out
+
+
+def assert_contains(want, got, where: str = "") -> None:
+    """Every entry of the recorded ``want`` is in ``got`` with the same value (a report may gain keys)."""
+    if isinstance(want, dict):
+        for k, v in want.items():
+            assert k in got, f"{where}.{k} missing"
+            assert_contains(v, got[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert len(want) == len(got), where
+        for k, (w, g) in enumerate(zip(want, got)):
+            assert_contains(w, g, f"{where}[{k}]")
+    else:
+        assert want == got or (want != want and got != got), f"{where}: {got!r} != recorded {want!r}"  # nan == nan
+
+
+@pytest.mark.parametrize("case", sorted(FIXTURE["evaluate"]))
+def test_evaluate_reproduces_the_recorded_reports(case, tmp_path, monkeypatch):
+    recorded = FIXTURE["evaluate"][case]
+    monkeypatch.chdir(ROOT)  # the recorded specs and paths are relative to the checkout's root
+    path = tmp_path / "out.json"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        evaluate.main(recorded["argv"] + ([] if case == "human" else ["--no-progress"]) + ["--json", str(path)])
+    report = json.loads(path.read_text())
+    for key in ("matches", "games"):
+        report[key] = [{k: v for k, v in r.items() if k not in TIMING} for r in report.get(key, [])]
+    assert_contains(recorded["json"], report, case)
+    assert without_speed(stdout.getvalue()) == without_speed(recorded["stdout"])
+
+
+def tensorboard_scalars(run: str) -> dict:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(run, size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [[e.step, float(e.value)] for e in acc.Scalars(tag)] for tag in sorted(acc.Tags()["scalars"])
+            if tag != "charts/SPS" and not tag.startswith("eval_time/")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case,extra", [("tiny", []), ("tiny_3_updates", ["--set", "total_timesteps=384"])])
+def test_the_tiny_training_run_reproduces_its_recorded_curve_and_weights(case, extra, tmp_path, monkeypatch):
+    recorded = FIXTURE["train"][case]
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    result = train.main(TINY_TRAIN + extra + ["--set", f"run_dir={tmp_path}"])
+    assert tensorboard_scalars(result["run_path"]) == recorded["metrics"]
+    assert weights_sha256(os.path.join(result["run_path"], "checkpoint.pt")) == recorded["weights_sha256"]
+    if case == "tiny":
+        assert weights_sha256(os.path.join(result["run_path"], "best.pt")) == recorded["best_sha256"]
+        assert json.loads(json.dumps(result["eval"])) == recorded["eval"]
+        assert result["global_step"] == recorded["global_step"]
+
+
+@pytest.mark.slow
+def test_resuming_a_recorded_checkpoint_gives_the_recorded_weights(tmp_path):
+    """The 2-update checkpoint written by the code of bbcddf5, resumed by today's code to 3 updates, ends
+    with the weights of the uninterrupted 3-update run (recorded then)."""
+    ckpt = tmp_path / "checkpoint.pt"
+    shutil.copy(DATA / "seeded_v1_resume.pt", ckpt)
+    train.main(["--resume", str(ckpt), "--total-timesteps", "384"])
+    want = FIXTURE["train"]["resumed_to_3_updates"]["weights_sha256"]
+    assert want == FIXTURE["train"]["tiny_3_updates"]["weights_sha256"]
+    assert weights_sha256(str(ckpt)) == want
