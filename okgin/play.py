@@ -437,6 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--web", action="store_true", help="serve the table as a web page (with --opponent or --watch)")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     web.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    web.add_argument("--allow-host", nargs="+", action="extend", default=[], metavar="NAME",
+                     help="more host names the page may be reached by (default: the --host address and "
+                          "localhost); others are refused, which stops DNS rebinding")
     web.add_argument("--allow", nargs="+", action="extend", default=[], metavar="SPEC",
                      help="more bots the page may choose from (fixed at start; clients only pick among them)")
     web.add_argument("--results", metavar="FILE.jsonl", default=os.path.join("runs", "human_results.jsonl"),
@@ -454,8 +457,9 @@ def serve_web(args, rules: Rules) -> int:
         raise UsageError(f"--port must be 1-65535, got {args.port}")
     from okgin.web import WebConfig, serve
     config = WebConfig(opponent=args.opponent, allow=tuple(args.allow), rules=rules, hand_only=args.hand_only,
-                       watch=tuple(args.watch) if args.watch else None, seed=args.seed, results=args.results)
-    serve(config, host=args.host, port=args.port)
+                       watch=tuple(args.watch) if args.watch else None, seed=args.seed, results=args.results,
+                       listen=args.host, allow_hosts=tuple(args.allow_host))
+    serve(config, port=args.port)
     return EXIT_OK
 
 
@@ -477,6 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve_web(args, rules)
         if args.allow:
             raise UsageError("--allow is for --web (the bots a web page may choose from)")
+        if args.allow_host:
+            raise UsageError("--allow-host is for --web (the host names its page may be reached by)")
         seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2 ** 31))
         if args.log:
             try:

@@ -27,10 +27,13 @@ from okgin.web.server import HumanGame, ResultsFile, WebConfig, create_app  # no
 from okgin_env.cards import card_pretty, card_text, cards_of  # noqa: E402
 
 
+BASE = "http://127.0.0.1:8000"  #: the server's own origin: TestClient's default Host 'testserver' is refused
+
+
 def _client(tmp_path=None, make=None, **kw) -> TestClient:
     cfg = dict(opponent="random", allow=("simple",), results=None if tmp_path is None else str(tmp_path / "r.jsonl"))
     cfg.update(kw)
-    return TestClient(create_app(WebConfig(**cfg), make=make), raise_server_exceptions=False)
+    return TestClient(create_app(WebConfig(**cfg), make=make), raise_server_exceptions=False, base_url=BASE)
 
 
 def _new(c: TestClient, **body) -> dict:
@@ -229,7 +232,7 @@ def test_illegal_move_says_why_and_leaves_the_game():
 def test_unknown_ids_routes_and_methods_are_json_404_405():
     c = _client()
     for r, code in ((c.get("/api/games/nope"), 404), (c.post("/api/games/nope/actions", json={"action": 1}), 404),
-                    (c.get("/api/games/nope/log"), 404), (c.post("/api/watches/nope/step"), 404),
+                    (c.get("/api/games/nope/log"), 404), (c.post("/api/watches/nope/step", json={}), 404),
                     (c.get("/api/nothing"), 404), (c.delete("/api/games"), 405), (c.get("/api/games"), 405)):
         assert r.status_code == code and r.json()["error"], r.text
 
@@ -237,7 +240,7 @@ def test_unknown_ids_routes_and_methods_are_json_404_405():
 def test_a_game_id_is_not_a_watch_id():
     c = _client()
     v = _new(c)
-    assert c.post(f"/api/watches/{v['id']}/step").status_code == 404
+    assert c.post(f"/api/watches/{v['id']}/step", json={}).status_code == 404
 
 
 def test_oversized_bodies_are_refused_with_413():
@@ -324,10 +327,7 @@ def test_games_are_bounded_least_recently_used_evicted():
 def test_binds_to_localhost_unless_told():
     args = play.build_parser().parse_args(["--web"])
     assert args.host == "127.0.0.1" and args.port == 8000
-    import inspect
-
-    from okgin.web import serve
-    assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
+    assert WebConfig().listen == "127.0.0.1" and WebConfig().hosts() == ["127.0.0.1", "localhost", "[::1]"]
 
 
 def test_web_only_options_need_web(capsys):
@@ -435,12 +435,12 @@ def test_watch_two_bots_to_the_end():
     assert w["names"] == ["random", "simple"] and w["frame"]["hands"][0]["count"] == 10
     frames = []
     while not (frames and frames[-1]["finished"]):
-        frames.append(c.post(f"/api/watches/{w['id']}/step").json())
+        frames.append(c.post(f"/api/watches/{w['id']}/step", json={}).json())
     last = frames[-1]
     assert last["result"] is not None
     # the ended hand's knock limit, not the next deal's (the table deals on in the same step)
     assert last["knock_limit_text"].startswith(f"{last['result']['knock_limit']} (upcard ")
-    assert c.post(f"/api/watches/{w['id']}/step").status_code == 409
+    assert c.post(f"/api/watches/{w['id']}/step", json={}).status_code == 409
 
 
 # ----------------------------------------------------------------------------- the measuring script

@@ -13,11 +13,12 @@ function setBusy(b) { busy = b; document.body.dataset.busy = String(b); }
 
 // --------------------------------------------------------------------------- API
 
-async function api(method, path, body) {
-  const opts = { method, headers: {} };
-  if (body !== undefined) {
+// Every POST carries a JSON body ("{}" when there is nothing to say): the server refuses others (415).
+async function api(method, path, body, extra = {}) {
+  const opts = { method, headers: {}, ...extra };
+  if (method === "POST") {
     opts.headers["Content-Type"] = "application/json";
-    opts.body = typeof body === "string" ? body : JSON.stringify(body);
+    opts.body = body === undefined ? "{}" : (typeof body === "string" ? body : JSON.stringify(body));
   }
   const resp = await fetch(path, opts);
   let data;
@@ -359,20 +360,38 @@ $("watch-speed").addEventListener("input", () => {
 
 // --------------------------------------------------------------------------- replay
 
-let replay = null;        // POST /api/replays answer
+// The server checks the log once and answers its frames a page at a time (at most PAGE frames a
+// request); the page keeps the pages it has seen.
+const PAGE = 100;
+let replay = null;        // {id, moves, episode, frames: Map(move number -> frame)}
 let replayPos = 0;
 
 async function openReplay(log) {
-  replay = await api("POST", "/api/replays", log);
+  const r = await api("POST", "/api/replays", log);
+  replay = { id: r.id, moves: r.moves, episode: r.episode, frames: new Map() };
+  r.frames.forEach((f, i) => replay.frames.set(r.start + i, f));
   $("replay-error").textContent = "";
   $("replay-controls").hidden = false;
-  replayGo(0);
+  await replayGo(0);
 }
 
-function replayGo(k) {
+async function replayFrame(k) {
+  if (!replay.frames.has(k)) {
+    const start = k - (k % PAGE);
+    const r = await api("GET", `/api/replays/${replay.id}/frames?start=${start}&count=${PAGE}`);
+    if (replay.frames.size > 20 * PAGE) replay.frames.clear();  // bounded memory on very long logs
+    r.frames.forEach((f, i) => replay.frames.set(r.start + i, f));
+  }
+  return replay.frames.get(k);
+}
+
+async function replayGo(k) {
   if (!replay) return;
-  replayPos = Math.max(0, Math.min(replay.moves, k));
-  renderFrame($("replay-frame"), replay.frames[replayPos], { handOnly: replay.episode === "hand" });
+  const want = Math.max(0, Math.min(replay.moves, k));
+  let f;
+  try { f = await replayFrame(want); } catch (e) { $("replay-error").textContent = e.message; return; }
+  replayPos = want;
+  renderFrame($("replay-frame"), f, { handOnly: replay.episode === "hand" });
   $("replay-pos").textContent = `Move ${replayPos} of ${replay.moves}`;
   $("replay-first").disabled = $("replay-back").disabled = replayPos === 0;
   $("replay-last").disabled = $("replay-forward").disabled = replayPos === replay.moves;
