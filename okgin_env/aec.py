@@ -4,7 +4,8 @@
 Import              ``from okgin_env import env, raw_env``
 Agents              ``agents = ["player_0", "player_1"]`` (agent i is core player id i)
 Actions             ``Discrete(107)`` (``okgin_env.actions``; see below)
-Observations        ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``
+Observations        ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(0, 1, (107,), int8))``;
+                    ``obs_format="rllib"``: the keys ``observations`` / ``action_mask`` (RLlib's)
 State               ``state()``: ``Box(float32, (STATE_SIZE,))``, both hands and the stock order
 Metadata            ``name="okgin_v0"``, ``render_modes=["ansi", "human", "rgb_array"]``, ``is_parallelizable=False``
 ==================  ==========================================================================
@@ -32,8 +33,12 @@ Options (keyword arguments of ``env``/``raw_env``): every ``Rules`` option (``kn
 * ``features="raw"|"meld"|"outs"`` (default "raw"): "meld" and "outs" append the columns of
   ``okgin_env.features`` (``learner_input``: 649 and 861 float32 in all, what okgin's own network
   reads) to ``observation``; its Box in ``observation_space`` widens to match.
+* ``obs_format="dict"|"rllib"`` (default "dict"): the observation's keys, ``observation`` /
+  ``action_mask`` (PettingZoo's classic envs; Tianshou's PettingZoo path) or ``observations`` /
+  ``action_mask`` (RLlib's ``ActionMaskingTorchRLModule``). The arrays are the same.
 
-Unknown option names raise a ``ValueError`` listing the valid ones.
+Unknown option names raise a ``TypeError`` (Python's convention for an unexpected keyword) listing
+the valid ones; a bad value of a known option raises ``ValueError``.
 
 ### Observation
 
@@ -49,18 +54,21 @@ whose terminal observations do reach a learner's sampler, use ``actions.TERMINAL
 0-51 discard card a, 52-103 knock discarding card a-52 face down, 104 draw the stock,
 105 take the top discard (the upcard during the offer), 106 pass (upcard offer only).
 ``raw_env.step`` raises ``ValueError`` naming an illegal, out-of-range or non-integer action and
-listing the legal ones; ``env()`` adds PettingZoo's ``TerminateIllegalWrapper(illegal_reward=-1)``,
-``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``, as the classic environments do: there
-an action outside ``Discrete(107)`` fails ``AssertOutOfBoundsWrapper``'s ``assert`` (an
-``AssertionError``, PettingZoo's behaviour), and an illegal in-range one ends the game with -1
-for the mover.
+listing the legal ones. ``env()`` returns ``OkginAECEnv``: the raw env with the checks of the
+classic environments' wrapper chain (``TerminateIllegalWrapper(illegal_reward=-1)``,
+``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``) built in, with the same observable
+behaviour (checked in lockstep against the chain): an action outside ``Discrete(107)`` fails an
+``assert`` (an ``AssertionError``, PettingZoo's behaviour), an illegal in-range one ends the game
+with -1 for the mover, and calls before ``reset`` are refused.
 
 ### Rewards and infos
 
 See ``reward`` above. ``infos[agent]["action_mask"]`` repeats the mask. When a hand ends,
-``infos[agent]["hand_result"]`` holds ``render.hand_result_info`` (knocker, winner, gin /
-undercut / void, deadwoods, melds and lay-offs as card texts, points, scores; -1 for "nobody",
-'' for "no card") for both agents; it stays until that agent's next ``step``.
+``infos[agent]["hand_result"]`` holds the hand's result for both agents as fixed-shape numbers and
+arrays (``okgin_env.hand_info``: knocker, winner, gin / undercut / void flags, deadwoods, points,
+scores, both final hands and each card's meld; -1 for "nobody" or "no card"), which any replay
+buffer can stack; ``render.describe_hand`` gives its readable form (melds and lay-offs as card
+texts). It stays until that agent's next ``step``.
 
 ### Reset options
 
@@ -70,7 +78,8 @@ undercut / void, deadwoods, melds and lay-offs as card texts, points, scores; -1
 
 ### Rendering
 
-``render_mode="ansi"`` returns the acting agent's view as text (``render.render_player_view``,
+``render(mode=None)`` renders in ``mode`` (default: ``render_mode``; RLlib's wrapper passes it):
+``"ansi"`` returns the acting agent's view as text (``render.render_player_view``,
 after the hand's result when one just ended), ``"human"`` prints it, ``"rgb_array"`` returns
 ``render_rgb.render_rgb``'s (352, 640, 3) uint8 picture from the acting agent's seat
 (``docs/rendering.md``).
@@ -88,7 +97,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 from .actions import NUM_ACTIONS, check_action
 from .cards import NUM_CARDS
@@ -96,10 +106,10 @@ from .constants import NUM_KNOCK_LIMITS, UPCARD_POS, Phase
 from .core import StepOutput, VectorGame
 from .features import learner_input
 from .observation import STOCK_SCALE, field_slices
-from .options import EnvConfig, observation_space, parse_reset_options, score_bound
+from .hand_info import hand_info
+from .options import DICT_KEYS, ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options, score_bound
 from .registration import register_envs
-from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
-                     render_player_view)
+from .render import LastAction, describe_hand, record_action, render_hand_result, render_in_mode, render_player_view
 from .render_rgb import render_rgb as rgb_frame
 from .rules import Rules
 from .shaping import potential
@@ -177,126 +187,9 @@ def encode_state(game: VectorGame, i: int = 0) -> np.ndarray:
 
 # ------------------------------------------------------------------------ the classes
 
-def env(render_mode: str | None = None, **options: Any) -> AECEnv:
-    """The AEC environment with PettingZoo's standard classic-env wrappers (as ``tictactoe``):
-    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``,
-    ``OrderEnforcingWrapper``."""
-    e = raw_env(render_mode=render_mode, **options)
-    terminate_illegal = TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(terminate_illegal))
-    e._fused = terminate_illegal  # the chain is env()'s own: the outer wrapper may take it in one frame
-    return e
-
-
-# PettingZoo's wrappers reach the raw env's per-step attributes (agent_selection, rewards, ...)
-# through one ``__getattr__`` per wrapper layer, which costs more than a step of the game
-# itself. These subclasses change nothing but that: the hot attributes are properties that
-# read the raw env directly (the order-enforcing one still refuses them before ``reset``).
-_FORWARDED = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
-              "_cumulative_rewards")
-
-
-def _forwarding_property(name: str, check_reset: bool) -> property:
-    def get(self):
-        if check_reset and not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw, name)
-    return property(get)
-
-
-def _fast_wrapper(base: type, check_reset: bool = False, **methods: Any) -> type:
-    def __init__(self, env_, *args, **kwargs):
-        self._raw = env_.unwrapped
-        base.__init__(self, env_, *args, **kwargs)
-
-    namespace = {"__init__": __init__, "__str__": lambda self: str(self.env), "__doc__": base.__doc__,
-                 "__module__": __name__, "__qualname__": base.__qualname__}
-    namespace.update({n: _forwarding_property(n, check_reset) for n in _FORWARDED})
-    namespace.update(methods)
-    return type(base.__name__, (base,), namespace)
-
-
-# The per-step methods below take the common case (a legal action of a live agent, after reset)
-# in one frame reading the raw env directly, and hand every other case to PettingZoo's own
-# method, so errors, warnings and illegal-move handling stay PettingZoo's.
-
-def _terminate_illegal_observe(self, agent):
-    obs = self.env.observe(agent)
-    raw = self._raw
-    if agent == raw.agent_selection:
-        self._prev_obs = obs
-        self._prev_info = raw.infos.get(agent, {})
-    return obs
-
-
-def _terminate_illegal_step(self, action):
-    raw = self._raw
-    agent = raw.agent_selection
-    prev = self._prev_obs
-    if (type(action) is int and type(prev) is dict and "action_mask" in prev and not self._terminated
-            and not raw.terminations[agent] and not raw.truncations[agent] and prev["action_mask"][action]):
-        self._prev_obs = self._prev_info = None
-        self.env.step(action)
-    else:
-        wrappers.TerminateIllegalWrapper.step(self, action)
-
-
-def _assert_in_bounds_step(self, action):
-    raw = self._raw
-    if type(action) is int and raw.action_space(raw.agent_selection).contains(action):
-        self.env.step(action)
-    else:
-        wrappers.AssertOutOfBoundsWrapper.step(self, action)
-
-
-def _order_enforcing_step(self, action):
-    raw = self._raw
-    if self._has_reset and raw.agents:
-        self._has_updated = True
-        ti = self._fused
-        if ti is not None and type(action) is int and 0 <= action < NUM_ACTIONS:
-            # env()'s chain in one frame: AssertOutOfBounds passes an int in range (its action
-            # spaces are Discrete(NUM_ACTIONS)); TerminateIllegal passes a legal action of a live
-            # agent (its own test, on the mask it last observed) and forgets that observation.
-            prev, agent = ti._prev_obs, raw.agent_selection
-            if (type(prev) is dict and "action_mask" in prev and not ti._terminated and not raw.terminations[agent]
-                    and not raw.truncations[agent] and prev["action_mask"][action]):
-                ti._prev_obs = ti._prev_info = None
-                raw.step(action)
-                return
-        self.env.step(action)
-    else:
-        wrappers.OrderEnforcingWrapper.step(self, action)
-
-
-def _order_enforcing_last(self, observe: bool = True):
-    """``AECEnv.last``, reading the raw env's dicts directly."""
-    if not self._has_reset:
-        raise AttributeError("agent_selection cannot be accessed before reset")
-    raw = self._raw
-    agent = raw.agent_selection
-    assert agent is not None
-    if not observe:
-        obs = None
-    elif self._fused is not None:  # env()'s chain: TerminateIllegal's observe, in this frame
-        obs = raw.observe(agent)
-        ti = self._fused
-        ti._prev_obs, ti._prev_info = obs, raw.infos.get(agent, {})
-    else:
-        obs = self.env.observe(agent)
-    return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
-
-
-TerminateIllegalWrapper = _fast_wrapper(wrappers.TerminateIllegalWrapper, observe=_terminate_illegal_observe,
-                                        step=_terminate_illegal_step)
-AssertOutOfBoundsWrapper = _fast_wrapper(wrappers.AssertOutOfBoundsWrapper, step=_assert_in_bounds_step)
-OrderEnforcingWrapper = _fast_wrapper(wrappers.OrderEnforcingWrapper, check_reset=True, step=_order_enforcing_step,
-                                      last=_order_enforcing_last, _fused=None)
-
-
 class _ActionSpace(spaces.Discrete):
-    """``Discrete(107)`` with a fast membership test for plain ints (``AssertOutOfBoundsWrapper``
-    calls ``contains`` at every step, and the generic one costs ~2.5 us)."""
+    """``Discrete(107)`` with a fast membership test for plain ints (the out-of-bounds check calls
+    ``contains`` at every step, and the generic one costs ~2.5 us)."""
 
     def contains(self, x: Any) -> bool:
         if type(x) is int:
@@ -309,7 +202,10 @@ _ZERO_MASK.flags.writeable = False
 
 
 class raw_env(AECEnv, EzPickle):
-    """Oklahoma Gin for two agents, one ``VectorGame(1, ...)`` underneath (see the module docstring)."""
+    """Oklahoma Gin for two agents, one ``VectorGame(1, ...)`` underneath (see the module docstring).
+
+    The raw env raises ``ValueError`` for an illegal or out-of-range action; ``env()`` gives the
+    checked env of PettingZoo's classic-env conventions (``OkginAECEnv``)."""
 
     metadata = {"name": "okgin_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
                 "render_fps": 1}
@@ -317,17 +213,18 @@ class raw_env(AECEnv, EzPickle):
     def __init__(self, render_mode: str | None = None, **options: Any) -> None:
         EzPickle.__init__(self, render_mode=render_mode, **options)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        _check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.config = EnvConfig.from_options(options, learner=False)
         self.rules = self.config.rules
         self.game = VectorGame(1, self.rules, episode=self.config.episode)
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
-        self.observation_spaces = {a: observation_space(self.rules, "dict", self.config.features) for a in AGENTS}
+        self.observation_spaces = {a: observation_space(self.rules, self.config.obs_format, self.config.features)
+                                   for a in AGENTS}
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
         self.state_space = state_box(self.rules)
+        self._obs_key, self._mask_key = DICT_KEYS[self.config.obs_format]
         self._points = self.config.reward == "points"
         self._scale = self.config.reward_scale
         self._shaping = self.config.deadwood_shaping
@@ -336,12 +233,12 @@ class raw_env(AECEnv, EzPickle):
         self._player = -1  # core player id to act, -1 when the episode is over
         self._mask = np.zeros(NUM_ACTIONS, bool)
         self._views: list[dict | None] = [None, None]
+        self._plain: list[np.ndarray | None] = [None, None]  # each view's observation without features (shaping)
         self._features = self.config.features
-        self._featured: list[tuple[dict, dict] | None] = [None, None]  # (raw view, view with the features)
         self._rewarded = False
         self._knock_limit = 0
         self._last_actions: list[LastAction | None] = [None, None]
-        self._last_hand: dict | None = None
+        self._last_hand: dict | None = None  # okgin_env.hand_info dict of the latest hand
         self._hand_ended = False
 
     # ------------------------------------------------------------------ spaces
@@ -379,15 +276,18 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        player = self._player
         if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action]:
-            a = action  # the common case, without building an error message's context
+            self._play(action)  # the common case, without building an error message's context
         else:
-            a = self._check_action(action)
+            self._play(check_action(action, self._mask, agent))
+
+    def _play(self, a: int) -> None:
+        """Apply the legal action ``a`` of the agent to act."""
+        agent, player = self.agent_selection, self._player
         if self.render_mode is not None:
             self._last_actions[player] = record_action(self.game.state, 0, a)
         self._act[0] = a
-        out = self.game.step_reusing(self._act, checked=True)  # _check_action checked it; read at once
+        out = self.game.step_reusing(self._act, checked=True)  # legal: checked by the caller; read at once
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
@@ -415,24 +315,25 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _check_action(self, action: Any) -> int:
-        return check_action(action, self._mask, self.agent_selection)
-
     def _new_turn(self, out: StepOutput, cur: int) -> None:
         """The core says ``cur`` is to act: cache their observation and mask."""
         self._player = cur
         self._mask = out.legal_action_mask[0]
         mask8 = self._mask.view(np.int8)
+        obs = out.observation[0]
+        self._plain = [None, None]
+        self._plain[cur] = obs
+        if self._features != "raw":
+            obs = learner_input(obs[None], self._features)[0]
         self._views = [None, None]
-        self._views[cur] = {"observation": out.observation[0], "action_mask": mask8}
+        self._views[cur] = {self._obs_key: obs, self._mask_key: mask8}
         self.infos[AGENTS[cur]]["action_mask"] = mask8
         self.infos[AGENTS[1 - cur]]["action_mask"] = _ZERO_MASK
         self.agent_selection = AGENTS[cur]
 
     def _end_hand(self, out: StepOutput) -> None:
         """Rewards, flags and infos of a hand that ended in this step (rare path)."""
-        r = out.result
-        info = hand_result_info(r, 0, knock_limit=self._knock_limit)
+        info = hand_info(out.result, 0, knock_limit=self._knock_limit)
         self._last_hand = info
         self._knock_limit = int(self.game.state.knock_limit[0])  # the next hand's, in game episodes
         for a in AGENTS:
@@ -454,7 +355,7 @@ class raw_env(AECEnv, EzPickle):
         """Add phi(s') - phi(s) to the reward of ``cur``, now at a new decision s' (or, when
         ``cur < 0``, to both players for the episode's end, where phi = 0)."""
         if cur >= 0:
-            phi = float(potential(self._views[cur]["observation"], self._shaping, self._scale))
+            phi = float(potential(self._plain[cur], self._shaping, self._scale))
             gains = {cur: phi}
         else:
             gains = {p: 0.0 for p in (0, 1)}
@@ -468,55 +369,175 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         p = AGENTS.index(agent)
         view = self._views[p]
-        if view is None:
-            view = {"observation": self.game.observe(p)[0], "action_mask": _ZERO_MASK}
+        if view is None:  # not the agent to act: its view without a mask, built once
+            obs = self.game.observe(p)[0]
+            if self._features != "raw":
+                obs = learner_input(obs[None], self._features)[0]
+            view = {self._obs_key: obs, self._mask_key: _ZERO_MASK}
             self._views[p] = view
-        if self._features == "raw":
-            return view
-        return self._with_features(p, view)
-
-    def _with_features(self, p: int, view: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """``view`` with its observation extended by the ``features`` columns, computed once per view
-        (``last()`` and ``observe`` may ask several times; shaping reads the plain view)."""
-        cached = self._featured[p]
-        if cached is None or cached[0] is not view:  # the cache holds the view, so its id is never reused
-            obs = learner_input(view["observation"][None], self._features)[0]
-            cached = (view, {"observation": obs, "action_mask": view["action_mask"]})
-            self._featured[p] = cached
-        return cached[1]
+        return view
 
     def state(self) -> np.ndarray:
         """Full state for centralised critics (``STATE_FIELDS``): both hands, stock order, pile, ..."""
         return encode_state(self.game, 0)
 
     # ------------------------------------------------------------------- render
-    def render(self) -> str | np.ndarray | None:
+    def render(self, mode: str | None = None) -> str | np.ndarray | None:
         """The text of ``render_text`` ("ansi"), printed ("human"), or the ``render_rgb`` picture
-        from the seat of the agent to act ("rgb_array")."""
-        if self.render_mode == "rgb_array":
+        from the seat of the agent to act ("rgb_array"). ``mode`` defaults to ``render_mode``;
+        RLlib's ``PettingZooEnv.render`` passes it."""
+        mode = self.render_mode if mode is None else mode
+        _check_render_mode(mode, self.metadata["render_modes"])
+        if mode == "rgb_array":
             return self.render_rgb()
-        return render_in_mode(self.render_mode, self.render_text)
+        return render_in_mode(mode, self.render_text)
 
     def render_rgb(self, player: int | None = None) -> np.ndarray:
         """(H, W, 3) uint8 picture of the table from ``player``'s seat (default: the agent to act),
         with the latest hand's result once one has ended."""
         p = AGENTS.index(self.agent_selection) if player is None else player
-        return rgb_frame(self.game.state, p, self.rules, episode=self.config.episode, last_hand=self._last_hand,
+        return rgb_frame(self.game.state, p, self.rules, episode=self.config.episode, last_hand=self._shown_hand(),
                          last_actions=self._last_actions)
 
     def render_text(self, color: bool = False, player: int | None = None) -> str:
         """The acting player's view (or ``player``'s), after the last hand's result if one just ended."""
         parts = []
         if self._last_hand is not None and (self._hand_ended or self._player < 0):
-            parts.append(render_hand_result(self._last_hand, color=color))
+            parts.append(render_hand_result(self._shown_hand(), color=color))
         p = self._player if player is None else player
         if p >= 0:
             parts.append(render_player_view(self.game.state, p, self.rules, episode=self.config.episode,
                                             last_actions=self._last_actions, color=color))
         return "\n".join(parts)
 
+    def _shown_hand(self) -> dict | None:
+        """The readable result of the latest hand (``render.describe_hand``), None before the first."""
+        return None if self._last_hand is None else describe_hand(self._last_hand)
+
     def close(self) -> None:
         pass
+
+
+def _check_render_mode(mode: str | None, allowed: list[str]) -> None:
+    if mode is not None and mode not in allowed:
+        raise ValueError(f"render_mode must be None or one of {allowed}, got {mode!r}")
+
+
+# ------------------------------------------------------------------ the checked env
+
+#: attributes that PettingZoo's OrderEnforcingWrapper refuses before reset
+_BEFORE_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "num_agents",
+                           "agents"})
+
+
+class OkginAECEnv(raw_env):
+    """The raw env with the checks of PettingZoo's classic-env wrapper chain built in, in one class.
+
+    ``env()`` returns it. It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
+    TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))`` does (``tests/test_aec_checks.py``
+    plays both in lockstep), without their per-step attribute forwarding:
+
+    * order: ``step``, ``observe``, ``state``, ``render`` and ``agent_iter`` before ``reset`` raise
+      PettingZoo's ``AssertionError``s, the per-step attributes an ``AttributeError``; ``step`` with
+      no agent left warns; ``agent_iter`` asserts that each agent stepped.
+    * out of bounds: an action outside ``Discrete(107)`` (or ``None`` for a live agent) fails
+      ``assert ... "action is not in action space"``.
+    * illegal moves: a legal-range action the mask forbids ends the game: -1 for the mover, 0 for
+      the other, every agent terminated and truncated, with PettingZoo's warning.
+    """
+
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        super().__init__(render_mode=render_mode, **options)
+        del self.agents  # refused before reset, as the order-enforcing wrapper does
+        self._has_reset = False
+        self._has_updated = False
+        self._illegal_ended = False  # the game was ended by an illegal move
+
+    def __getattr__(self, name: str) -> Any:  # only called when normal lookup fails
+        if name in _BEFORE_RESET and not self.__dict__.get("_has_reset", False):
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._has_reset = self._has_updated = True
+        self._illegal_ended = False
+        super().reset(seed=seed, options=options)
+
+    def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action] and not self._illegal_ended:
+            self._play(action)  # the common case: a legal move of the agent to act
+            return
+        agent = self.agent_selection
+        dead = self.terminations[agent] or self.truncations[agent]
+        assert (action is None and dead) or self.action_spaces[agent].contains(action), "action is not in action space"
+        if dead:
+            self._was_dead_step(action)
+        elif not self._mask[action]:
+            self._end_illegal(agent)
+        else:
+            self._play(int(action))
+
+    def _end_illegal(self, agent: str) -> None:
+        """TerminateIllegalWrapper's ending: the mover gets -1, everyone is done."""
+        EnvLogger.warn_on_illegal_move()
+        self._cumulative_rewards[agent] = 0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.truncations, 0)
+        self.rewards[agent] = float(ILLEGAL_REWARD)
+        self._accumulate_rewards()
+        self._deads_step_first()
+        self._illegal_ended = True
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        if not self._has_reset:
+            EnvLogger.error_state_before_reset()
+        return super().state()
+
+    def render(self, mode: str | None = None) -> str | np.ndarray | None:
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return super().render(mode)
+
+    def agent_iter(self, max_iter: int = 2**63) -> "_CheckedIterable":
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _CheckedIterable(self, max_iter)
+
+
+class _CheckedIterable(AECIterable):
+    def __iter__(self) -> "_CheckedIterator":
+        return _CheckedIterator(self.env, self.max_iter)
+
+
+class _CheckedIterator(AECIterator):
+    """``agent_iter``'s iterator that asserts ``step`` (or ``reset``) ran between two agents."""
+
+    def __next__(self) -> str:
+        env = self.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return env.agent_selection
+
+
+def env(render_mode: str | None = None, **options: Any) -> OkginAECEnv:
+    """The AEC environment with PettingZoo's classic-env checks (``OkginAECEnv``): what
+    ``tictactoe.env()`` gives with its wrapper chain, in one class."""
+    return OkginAECEnv(render_mode=render_mode, **options)
 
 
 register_envs(pettingzoo=True)  # PettingZoo is imported now anyway: make pettingzoo.make find the id

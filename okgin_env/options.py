@@ -28,9 +28,14 @@ REWARD_MODES = ("points", "win")
 DEFAULT_REWARD_SCALE = 0.02  #: "points" rewards are points x this (a 50-point gin gives 1.0)
 ILLEGAL_ACTION_MODES = ("terminate", "raise")  #: see EnvConfig.illegal_action
 ILLEGAL_REWARD = -1.0  #: the learner's reward when an illegal action ends its episode ("terminate")
-OBS_FORMATS = ("vector", "dict")  #: see EnvConfig.obs_format
-ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "features", "rules")
-LEARNER_OPTION_NAMES = ("illegal_action", "obs_format")  #: options of the single-agent and vector envs only
+OBS_FORMATS = ("vector", "dict", "rllib")  #: see EnvConfig.obs_format
+AEC_OBS_FORMATS = ("dict", "rllib")  #: the AEC env's (its observation always carries the mask)
+#: obs_format -> the keys of a dict observation: (vector, mask). "dict" is PettingZoo's classic-env
+#: convention (Tianshou's PettingZoo path reads it too); "rllib" is what RLlib's action-masking
+#: RLModules read (``ActionMaskingTorchRLModule``).
+DICT_KEYS = {"dict": ("observation", "action_mask"), "rllib": ("observations", "action_mask")}
+ENV_OPTION_NAMES = ("episode", "reward", "reward_scale", "deadwood_shaping", "features", "obs_format", "rules")
+LEARNER_OPTION_NAMES = ("illegal_action",)  #: options of the single-agent and vector envs only
 RESET_OPTION_NAMES = ("deck", "dealer")
 LEARNER_ENV_ARGUMENTS = ("opponent", "seat", "render_mode")  #: SingleAgentEnv's own arguments (not options)
 VECTOR_ENV_ARGUMENTS = ("num_envs", "opponent", "seat", "render_mode")  #: OkginVectorEnv's own arguments
@@ -58,7 +63,9 @@ class EnvConfig:
     reward_scale: float = DEFAULT_REWARD_SCALE
     deadwood_shaping: float = 0.0  #: coefficient of okgin_env.shaping's potential (0: off)
     illegal_action: str = "terminate"  #: "terminate": the episode ends, reward ILLEGAL_REWARD; "raise": ValueError
-    obs_format: str = "vector"  #: "vector": the observation Box; "dict": Dict(observation, action_mask)
+    #: "vector": the observation Box (learner envs only); "dict": Dict(observation, action_mask) (the AEC
+    #: env's default); "rllib": Dict(observations, action_mask), RLlib's keys (``DICT_KEYS``)
+    obs_format: str = "vector"
     features: str = "raw"  #: the learner's observation: "raw", or with okgin_env.features' "meld"/"outs" columns
 
     @staticmethod
@@ -69,7 +76,8 @@ class EnvConfig:
     @classmethod
     def from_options(cls, options: Mapping[str, Any], learner: bool = True,
                      arguments: Sequence[str] | None = None) -> "EnvConfig":
-        """Split keyword options into rules and env options; unknown names raise ``ValueError`` listing
+        """Split keyword options into rules and env options; unknown names raise ``TypeError`` (Python's
+        convention for an unexpected keyword, which libraries such as TorchRL and SB3 rely on) listing
         every valid name, the env constructor's own ``arguments`` too (default: the single-agent env's
         ``LEARNER_ENV_ARGUMENTS``, or the AEC env's ``AEC_ENV_ARGUMENTS`` with ``learner=False``), and
         the closest name to each unknown one (``gym.make(..., oponent="simple")``: did you mean opponent?)."""
@@ -78,7 +86,7 @@ class EnvConfig:
         if unknown:
             if arguments is None:
                 arguments = LEARNER_ENV_ARGUMENTS if learner else AEC_ENV_ARGUMENTS
-            raise ValueError(unknown_names_message(unknown, valid + [a for a in arguments if a not in valid]))
+            raise TypeError(unknown_names_message(unknown, valid + [a for a in arguments if a not in valid]))
         rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
         rules = options.get("rules")
         if rules is not None:
@@ -95,7 +103,8 @@ class EnvConfig:
             raise ValueError(f"invalid option reward_scale={scale!r}: allowed is a finite number > 0")
         shaping = check_coef(options.get("deadwood_shaping", 0.0))
         illegal = _choice(options, "illegal_action", "terminate", ILLEGAL_ACTION_MODES)
-        obs_format = _choice(options, "obs_format", "vector", OBS_FORMATS)
+        obs_format = (_choice(options, "obs_format", "vector", OBS_FORMATS) if learner
+                      else _choice(options, "obs_format", "dict", AEC_OBS_FORMATS))
         features = _choice(options, "features", "raw", FEATURES)
         return cls(rules, episode, reward, float(scale), shaping, illegal, obs_format, features)
 
@@ -167,10 +176,12 @@ def action_mask_box() -> spaces.Box:
 
 def observation_space(rules: Rules, obs_format: str = "vector", features: str = "raw") -> spaces.Space:
     """The observation space for ``obs_format`` (see ``EnvConfig.obs_format``): the observation
-    ``Box`` (``observation_box(rules, features)``), or ``Dict(observation=Box, action_mask=action_mask_box())``."""
+    ``Box`` (``observation_box(rules, features)``), or a ``Dict`` of it and ``action_mask_box()`` under
+    the format's ``DICT_KEYS``."""
     box = observation_box(rules, features)
     if obs_format == "vector":
         return box
-    if obs_format == "dict":
-        return spaces.Dict({"observation": box, "action_mask": action_mask_box()})
+    if obs_format in DICT_KEYS:
+        obs_key, mask_key = DICT_KEYS[obs_format]
+        return spaces.Dict({obs_key: box, mask_key: action_mask_box()})
     raise ValueError(f"invalid obs_format={obs_format!r}: allowed is {' | '.join(map(repr, OBS_FORMATS))}")

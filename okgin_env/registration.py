@@ -30,7 +30,10 @@ def register_envs(pettingzoo: bool | None = None) -> None:
     if pettingzoo is None:
         pettingzoo = "pettingzoo" in sys.modules
     if pettingzoo:
-        from pettingzoo import aec_registry, register
+        try:
+            from pettingzoo import aec_registry, register
+        except ImportError:  # PettingZoo < 1.27 has no registry: okgin_env.env() is the way there
+            return
 
         if ENV_ID not in aec_registry:
             register("aec", ENV_ID, entry_point="okgin_env.aec:env")

@@ -11,9 +11,9 @@ logs and tests. The environments use these for ``render_mode="ansi"``/``"human"`
 * ``render_hand_result(info, ...)``: both hands at a hand's end with melds, lay-offs,
   deadwood and a score line that explains the points (deadwood difference, gin bonus,
   undercut bonus, spade double), and the game's end.
-* ``hand_result_info(result, game, ...)``: a core ``HandResult`` row as a plain dict of
-  card texts and ints; the environments put it in ``info["hand_result"]`` and
-  ``render_hand_result`` draws it.
+* ``describe_hand(info)``: an env's fixed-shape ``info["hand_result"]`` (``okgin_env.hand_info``)
+  as a readable dict of card texts and ints, which ``render_hand_result`` draws;
+  ``hand_result_info(result, game, ...)`` does the same from a core ``HandResult`` row.
 * ``LastAction`` / ``record_action(state, game, action)``: an action remembered with the card
   it moved, recorded *before* the action is applied (to say "took 7♥", the env must know the
   top of the pile before the take).
@@ -25,7 +25,7 @@ flags from the core's ``HandResult``.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import gymnasium
 import numpy as np
@@ -33,6 +33,7 @@ import numpy as np
 from .actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from .cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from .core import UPCARD_POS, GameState, HandResult, Phase
+from .hand_info import hand_info
 from .melds import best_melds
 from .rules import Rules
 
@@ -194,31 +195,36 @@ def render_player_view(state: GameState, player: int, rules: Rules | None = None
 # ------------------------------------------------------------------------ hand result
 
 def hand_result_info(result: HandResult, game: int = 0, knock_limit: int | None = None) -> dict[str, Any]:
-    """Row ``game`` of a core ``HandResult`` (valid where ``hand_over``) as a plain dict.
+    """Row ``game`` of a core ``HandResult`` as the readable dict of ``describe_hand``."""
+    return describe_hand(hand_info(result, game, knock_limit))
+
+
+def describe_hand(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A fixed-shape hand result (``okgin_env.hand_info``: an env's ``info["hand_result"]``) as a
+    readable dict of card texts and ints, which ``render_hand_result`` draws.
 
     Players are ids 0/1 (``player_0``/``player_1``), ``NOBODY`` (-1) for "nobody"; cards are
     canonical texts ('7h'), ``NO_CARD`` ('') for "no card". Every key has one type whatever
-    the hand, so Gymnasium's vectorisers can merge the dicts of several envs (a None among ints
-    breaks them). Keys: knocker, winner, gin, undercut, void, turn_cap, spade_doubled, deadwood
+    the hand. Keys: knocker, winner, gin, undercut, void, turn_cap, spade_doubled, deadwood
     [p0, p1], points [p0, p1], scores [p0, p1], hands, melds (per player, a list of card-text
     lists; on a knock the defender's own melds only), deadwood_cards (per player), layoffs (list
     of {"card", "onto"}: defender cards laid off onto a knocker meld), knock_card, upcard,
-    dealer, knock_limit (-1 when not given), game_over, game_winner (-1 until the game is over).
+    dealer, knock_limit (-1 when not known), game_over, game_winner (-1 until the game is over).
     """
-    i = game
-    void = bool(result.void[i])
-    knocker = int(result.knocker[i])
-    hands = [cards_of(result.hands[i, p]) for p in (0, 1)]
+    void = bool(info["void"])
+    knocker = int(info["knocker"])
+    final = np.asarray(info["hands"], bool)
+    hands = [cards_of(final[p]) for p in (0, 1)]
     melds: list[list[list[int]]] = [[], []]
     dead: list[list[int]] = [[], []]
     layoffs: list[dict[str, Any]] = []
     if void:  # no showdown: each player's own best arrangement
-        ids = best_melds(result.hands[i])
+        ids = best_melds(final)
         for p in (0, 1):
             melds[p], dead[p] = _group_melds(hands[p], ids[p])
     else:
-        meld_id = result.meld_id[i]
-        laid = result.laid_off[i]
+        meld_id = np.asarray(info["meld_id"])
+        laid = np.asarray(info["laid_off"], bool)
         defender = 1 - knocker
         melds[knocker], dead[knocker] = _group_melds(hands[knocker], meld_id)
         own = [c for c in hands[defender] if not laid[c]]
@@ -228,28 +234,29 @@ def hand_result_info(result: HandResult, game: int = 0, knock_limit: int | None 
             onto = kmelds.get(int(meld_id[c]), [])
             layoffs.append({"card": card_text(c), "onto": [card_text(x) for x in onto]})
     texts = lambda cs: [card_text(c) for c in cs]  # noqa: E731
-    kc = int(result.knock_card[i])
-    return {  # the core's ints are already -1 for "nobody" (NOBODY)
+    kc = int(info["knock_card"])
+    pair = lambda key: [int(info[key][0]), int(info[key][1])]  # noqa: E731
+    return {  # ids are already -1 for "nobody" (NOBODY)
         "knocker": knocker,
-        "winner": int(result.winner[i]),
-        "gin": bool(result.gin[i]),
-        "undercut": bool(result.undercut[i]),
+        "winner": int(info["winner"]),
+        "gin": bool(info["gin"]),
+        "undercut": bool(info["undercut"]),
         "void": void,
-        "turn_cap": bool(result.truncated_hand[i]),
-        "spade_doubled": bool(result.spade_doubled[i]),
-        "deadwood": [int(result.deadwood[i, 0]), int(result.deadwood[i, 1])],
-        "points": [int(result.points[i, 0]), int(result.points[i, 1])],
-        "scores": [int(result.scores[i, 0]), int(result.scores[i, 1])],
+        "turn_cap": bool(info["turn_cap"]),
+        "spade_doubled": bool(info["spade_doubled"]),
+        "deadwood": pair("deadwood"),
+        "points": pair("points"),
+        "scores": pair("scores"),
         "hands": [texts(sort_cards(h)) for h in hands],
         "melds": [[texts(m) for m in melds[p]] for p in (0, 1)],
         "deadwood_cards": [texts(dead[p]) for p in (0, 1)],
         "layoffs": layoffs,
         "knock_card": NO_CARD if kc < 0 else card_text(kc),
-        "upcard": card_text(int(result.upcard[i])),
-        "dealer": int(result.dealer[i]),
-        "knock_limit": NOBODY if knock_limit is None else int(knock_limit),
-        "game_over": bool(result.game_over[i]),
-        "game_winner": int(result.game_winner[i]),
+        "upcard": card_text(int(info["upcard"])),
+        "dealer": int(info["dealer"]),
+        "knock_limit": int(info.get("knock_limit", NOBODY)),
+        "game_over": bool(info["game_over"]),
+        "game_winner": int(info["game_winner"]),
     }
 
 
@@ -281,7 +288,7 @@ def score_line(info: dict[str, Any], names: Sequence[str] = NAMES) -> str:
 def render_hand_result(info: dict[str, Any], *, names: Sequence[str] = NAMES, color: bool = False) -> str:
     """Both hands at a hand's end (melds, lay-offs, deadwood), the score line and the totals.
 
-    ``info`` is a ``hand_result_info`` dict (``info["hand_result"]`` of the environments).
+    ``info`` is a ``describe_hand`` / ``hand_result_info`` dict.
     """
     k = info["knocker"]
     lines = []

@@ -21,13 +21,15 @@ resolved by ``okgin_env.agent_specs.make_agent`` ("random", "greedy", "simple", 
 the ``agents`` package's registration without this module importing it.
 
 Options, rewards and ``info["hand_result"]`` are those of the AEC env (``okgin_env.aec``):
-every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``, ``deadwood_shaping``; rewards
-are the learner's. This env adds ``illegal_action`` and ``obs_format`` (below).
-Because the opponent may end a hand inside ``step`` after the learner's action, and in game
-episodes may end a further hand before the learner acts again, ``info["hand_results"]`` lists
-every hand that ended in the step (``info["hand_result"]`` is the last of them). Their values
-never change type (-1 for "nobody", '' for "no card": ``render.hand_result_info``), so
-``SyncVectorEnv``/``AsyncVectorEnv`` merge the infos of several envs.
+every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``, ``deadwood_shaping``,
+``features``, ``obs_format`` ("vector" here by default); rewards are the learner's. This env adds
+``illegal_action`` (below). Because the opponent may end a hand inside ``step`` after the
+learner's action, and in game episodes may end a further hand before the learner acts again,
+a step that ended hands has ``info["hands"]`` (how many), ``info["net_points"]`` (the learner's
+points minus the opponent's over them, unshaped) and ``info["hand_result"]`` (the last of them).
+Every info value is a fixed-shape number or array (``okgin_env.hand_info``; the readable form is
+``okgin_env.render.describe_hand(info["hand_result"])``), so ``SyncVectorEnv``/``AsyncVectorEnv``
+merge the infos of several envs and replay buffers store them.
 
 In game episodes the opponent may end a hand during ``reset`` (it took the upcard and knocked):
 that hand's result is in the reset ``info`` and its reward is added to the first ``step``'s.
@@ -57,8 +59,9 @@ valid action with log-prob 0; the vectoriser resets the env instead of playing i
 ``step`` on a finished episode still raises ``RuntimeError``.
 
 Observation format (``obs_format=``): ``"vector"`` returns the observation vector; ``"dict"``
-returns ``{"observation": vector, "action_mask": int8 mask}``, the shape RLlib and Tianshou
-action-masking models expect (and the AEC env's observation).
+returns ``{"observation": vector, "action_mask": int8 mask}`` (PettingZoo's classic-env keys, as
+the AEC env's observation); ``"rllib"`` returns ``{"observations": vector, "action_mask": int8
+mask}``, the keys RLlib's action-masking RLModules read.
 
 Learner features (``features=``, an option of every okgin env): ``"raw"`` (default) returns the
 observation vector; ``"meld"`` and ``"outs"`` append the columns of ``okgin_env.features``
@@ -85,9 +88,9 @@ from .actions import NUM_ACTIONS, TERMINAL_ACTION, check_action
 from .agent_specs import checked_actions, resolve_agent
 from .core import StepOutput, VectorGame
 from .features import learner_input
-from .options import ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
-from .render import (LastAction, hand_result_info, record_action, render_hand_result, render_in_mode,
-                     render_player_view)
+from .hand_info import hand_info
+from .options import DICT_KEYS, ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
+from .render import LastAction, describe_hand, record_action, render_hand_result, render_in_mode, render_player_view
 from .shaping import potential
 
 SEATS = (0, 1, "random")
@@ -126,7 +129,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._points = self.config.reward == "points"
         self._scale = self.config.reward_scale
-        self._dict_obs = self.config.obs_format == "dict"
+        self._dict_keys = DICT_KEYS.get(self.config.obs_format)  # (vector key, mask key); None: a plain vector
         self._features = self.config.features  # the learner's columns; the opponent acts on plain observations
         self._terminate_illegal = self.config.illegal_action == "terminate"
         self._shaping = self.config.deadwood_shaping
@@ -175,9 +178,7 @@ class SingleAgentEnv(gymnasium.Env):
         self._pending_reward = reward
         self._show_result = bool(results)
         info = {"action_mask": self._mask, "seat": self.seat}
-        if results:
-            info["hand_result"] = results[-1]
-            info["hand_results"] = results
+        self._hands_info(info, results)
         if skipped:
             info["skipped_episodes"] = skipped
         if self.render_mode == "human":
@@ -209,9 +210,7 @@ class SingleAgentEnv(gymnasium.Env):
         reward += self._shaping_term(obs)
         info: dict[str, Any] = {"action_mask": self._mask, "seat": self.seat}
         self._show_result = bool(results)
-        if results:
-            info["hand_result"] = results[-1]
-            info["hand_results"] = results
+        self._hands_info(info, results)
         if self.render_mode == "human":
             self.render()
         return self._observation(obs), reward, terminated, truncated, info
@@ -239,7 +238,7 @@ class SingleAgentEnv(gymnasium.Env):
         """The learner's reward for one core step; records a hand result if a hand ended."""
         if not out.hand_over[0]:
             return 0.0
-        info = hand_result_info(out.result, 0, knock_limit=self._knock_limit)
+        info = hand_info(out.result, 0, knock_limit=self._knock_limit)
         results.append(info)
         self._last_hand = info
         self._knock_limit = int(self.game.state.knock_limit[0])
@@ -247,6 +246,14 @@ class SingleAgentEnv(gymnasium.Env):
             return float(out.rewards[0, self.seat]) * self._scale
         winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
         return 0.0 if winner < 0 else (1.0 if winner == self.seat else -1.0)
+
+    def _hands_info(self, info: dict[str, Any], results: list[dict]) -> None:
+        """The info entries of the hands that ended in a reset or step (none when none did)."""
+        if results:
+            me, other = self.seat, 1 - self.seat
+            info["hand_result"] = results[-1]
+            info["hands"] = len(results)
+            info["net_points"] = sum(int(r["points"][me]) - int(r["points"][other]) for r in results)
 
     def _set_output(self, out: StepOutput) -> None:
         self._out = out
@@ -288,8 +295,8 @@ class SingleAgentEnv(gymnasium.Env):
         """``obs`` in the configured ``obs_format``, with the configured ``features`` columns."""
         if self._features != "raw":
             obs = learner_input(obs[None], self._features)[0]
-        if self._dict_obs:
-            return {"observation": obs, "action_mask": self._mask.view(np.int8)}
+        if self._dict_keys is not None:
+            return {self._dict_keys[0]: obs, self._dict_keys[1]: self._mask.view(np.int8)}
         return obs
 
     # ------------------------------------------------------------------ render
@@ -318,4 +325,5 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _shown_hand(self) -> dict | None:
         """The result of a hand that ended in the last reset/step (or ended the episode), else None."""
-        return self._last_hand if self._last_hand is not None and (self._show_result or self._done) else None
+        shown = self._last_hand is not None and (self._show_result or self._done)
+        return describe_hand(self._last_hand) if shown else None

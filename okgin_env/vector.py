@@ -78,20 +78,14 @@ from .actions import NUM_ACTIONS, TERMINAL_ACTION, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
 from .core import F_NEED_DEAL, OUT_FLAGS, OUT_NEXT_DEALER, HandResult, VectorGame
 from .features import learner_input
+from .hand_info import SUMMARY_FIELDS
 from .observation import OBS_SIZE
-from .options import ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig, observation_box, warn_unknown_reset_options
+from .options import (DICT_KEYS, ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig, observation_space,
+                      warn_unknown_reset_options)
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 from .vector_kernels import (E_DONE, E_TERMINATED, E_TRUNCATED, advance, clear_log, close_episodes, illegal_rows,
                              merge_logs, opponent_move, views)
-
-# hand_result fields in infos -> the HandResult property that holds them
-HAND_RESULT_FIELDS = {
-    "knocker": "knocker", "winner": "winner", "gin": "gin", "undercut": "undercut", "void": "void",
-    "turn_cap": "truncated_hand", "spade_doubled": "spade_doubled", "points": "points", "scores": "scores",
-    "deadwood": "deadwood", "game_over": "game_over", "game_winner": "game_winner",
-}
-
 
 class HandLog:
     """The hands that ended in each game during one step (or reset): how many, the learner's net
@@ -133,7 +127,7 @@ class HandLog:
         result.ints, result.bools = (self.result.ints.copy(), self.result.bools.copy()) if copy else \
             (self.result.ints, self.result.bools)
         hr: dict[str, Any] = {}
-        for key, prop in HAND_RESULT_FIELDS.items():
+        for key, prop in SUMMARY_FIELDS.items():
             hr[key] = getattr(result, prop)
             hr[f"_{key}"] = rows
         return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy() if copy else self.net,
@@ -144,6 +138,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     """N games of the learner against ``opponent`` (see the module docstring)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    autoreset_mode = AutoresetMode.SAME_STEP  #: as Gymnasium >= 1.1's own vector envs carry it (TorchRL reads it)
 
     def __init__(self, num_envs: int = 1, opponent: Any = "random", seat: int | str = "random",
                  render_mode: str | None = None, **options: Any) -> None:
@@ -163,12 +158,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self.opponent: Any = None
         self.opponent_name = ""
         self.set_opponent(opponent)
-        box = observation_box(self.rules, self.config.features)
-        if self.config.obs_format == "dict":
-            self.single_observation_space = spaces.Dict(
-                {"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
-        else:
-            self.single_observation_space = box
+        self.single_observation_space = observation_space(self.rules, self.config.obs_format, self.config.features)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.action_space = batch_space(self.single_action_space, n)
@@ -419,9 +409,10 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
         if self.config.features != "raw":  # one batched call for all the ended games
             views = learner_input(views[:len(games)], self.config.features)
-        if self.config.obs_format == "dict":
+        if self.config.obs_format in DICT_KEYS:
+            obs_key, mask_key = DICT_KEYS[self.config.obs_format]
             for j, i in enumerate(games.tolist()):
-                final[i] = {"observation": views[j], "action_mask": self._terminal_mask[i].astype(np.int8)}
+                final[i] = {obs_key: views[j], mask_key: self._terminal_mask[i].astype(np.int8)}
         else:
             for j, i in enumerate(games.tolist()):
                 final[i] = views[j]
@@ -441,6 +432,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         """The learner's observations in the configured ``obs_format``, with the ``features`` columns
         (computed here, batched: the opponent and shaping read the plain ``_obs``)."""
         obs = self._obs if self.config.features == "raw" else learner_input(self._obs, self.config.features)
-        if self.config.obs_format == "dict":
-            return {"observation": obs, "action_mask": self._mask.astype(np.int8)}
+        if self.config.obs_format in DICT_KEYS:
+            obs_key, mask_key = DICT_KEYS[self.config.obs_format]
+            return {obs_key: obs, mask_key: self._mask.astype(np.int8)}
         return obs

@@ -212,7 +212,7 @@ def test_single_agent_shaping_zero_is_todays_reward():
     for case, deck in enumerate(DECKS):
         seat = case % 2
         rewards, _, info = single_agent_run(deck, case, 0.0, seat)
-        points = info["hand_result"]["points"]
+        points = info["hand_result"]["points"].tolist()
         assert rewards[:-1].tolist() == [0.0] * (len(rewards) - 1)
         assert rewards[-1] == float(np.float32(points[seat] - points[1 - seat])) * 0.02
         scored += points != [0, 0]

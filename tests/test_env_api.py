@@ -21,6 +21,7 @@ from okgin_env import OBS_SIZE, VectorGame, obs_field
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, knock_action
 from okgin_env.aec import STATE_FIELDS, STATE_SIZE, EnvConfig
 from okgin_env.cards import card_text, cards_of, deck_from, parse_card
+from okgin_env.render import describe_hand
 from okgin_env.rules import Rules
 
 
@@ -154,8 +155,10 @@ def test_scripted_knock_rewards_and_hand_result():
         e.step(a)
     assert e.terminations == {"player_0": True, "player_1": True}
     assert e.rewards == {"player_0": pytest.approx(66 * 0.02), "player_1": pytest.approx(-66 * 0.02)}
-    info = e.infos["player_1"]["hand_result"]
-    assert info is e.infos["player_0"]["hand_result"]
+    fixed = e.infos["player_1"]["hand_result"]
+    assert fixed is e.infos["player_0"]["hand_result"]
+    assert fixed["knock_card"] == parse_card("Kc") and fixed["hands"].shape == (2, 52)  # numbers and arrays only
+    info = describe_hand(fixed)  # the readable form
     assert info["knocker"] == 0 and info["winner"] == 0 and not info["gin"] and not info["undercut"]
     assert info["deadwood"] == [2, 68] and info["points"] == [66, 0]
     assert info["melds"][0] == [["9s", "9d", "9c"], ["As", "2s", "3s"], ["5h", "6h", "7h"]]
@@ -189,7 +192,7 @@ def test_game_episode_rewards_every_hand_and_continues():
     assert e.rewards == {"player_0": pytest.approx(1.32), "player_1": pytest.approx(-1.32)}
     nxt = e.agent_selection  # the winner deals: player_1 is the non-dealer and acts
     assert nxt == "player_1"
-    assert e.infos[nxt]["hand_result"]["scores"] == [66, 0]
+    assert e.infos[nxt]["hand_result"]["scores"].tolist() == [66, 0]
     assert obs_field(e.observe(nxt)["observation"], "scores")[:2].tolist() == [0.0, pytest.approx(0.66)]
     e.step(int(np.flatnonzero(e.observe(nxt)["action_mask"])[0]))
     assert "hand_result" not in e.infos[nxt] and "hand_result" in e.infos["player_0"]
@@ -281,9 +284,13 @@ def test_wrapped_env_terminates_on_illegal_action():
         e2.step(NUM_ACTIONS + 5)
 
 
+def test_unknown_option_is_a_type_error():
+    with pytest.raises(TypeError, match=r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid "
+                                        r"options: knock_limit, gin_bonus"):
+        okgin_env.raw_env(knock_limt=10)
+
+
 @pytest.mark.parametrize("options,message", [
-    ({"knock_limt": 10}, r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid options: "
-                         r"knock_limit, gin_bonus"),
     ({"episode": "match"}, r"invalid option episode='match'"),
     ({"reward": "score"}, r"invalid option reward='score'"),
     ({"reward_scale": 0}, r"invalid option reward_scale=0"),
@@ -336,5 +343,5 @@ def test_turn_cap_truncates_hand_episodes():
     assert e.truncations == {"player_0": True, "player_1": True}
     assert e.terminations == {"player_0": False, "player_1": False}
     info = e.infos["player_0"]["hand_result"]
-    assert info["void"] and info["turn_cap"] and info["winner"] == info["knocker"] == -1 and info["knock_card"] == ""
+    assert info["void"] and info["turn_cap"] and info["winner"] == info["knocker"] == -1 and info["knock_card"] == -1
     assert e.rewards == {"player_0": 0.0, "player_1": 0.0}

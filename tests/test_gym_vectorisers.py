@@ -20,7 +20,7 @@ from okgin_env.actions import NUM_ACTIONS, TERMINAL_ACTION
 from okgin_env.vector import OkginVectorEnv
 
 MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
-HAND_RESULT_INTS = ("knocker", "winner", "dealer", "knock_limit", "game_winner")
+HAND_RESULT_INTS = ("knocker", "winner", "dealer", "knock_limit", "game_winner", "knock_card", "upcard")
 
 
 def _make(opponent: str, episode: str, **options):
@@ -33,13 +33,17 @@ def _check_masks(mask: np.ndarray) -> None:
 
 
 def _check_hand_result(hr: dict, rows: np.ndarray) -> None:
-    """A merged ``hand_result``: numbers in int arrays (not object arrays holding None)."""
+    """A merged ``hand_result``: numbers in int arrays and fixed-shape arrays, never object arrays
+    (a replay buffer could not store those)."""
     for key in HAND_RESULT_INTS:
         if key in hr:  # the project's vector env has the core's fields only
             assert hr[key].dtype.kind == "i", (key, hr[key].dtype)
             assert (hr[key][rows] >= -1).all()
-    if "knock_card" in hr:
-        assert hr["knock_card"].dtype == object and all(isinstance(c, str) for c in hr["knock_card"][rows])
+    for key, value in hr.items():
+        if not key.startswith("_"):
+            assert value.dtype != object and value.shape[0] == len(rows), (key, value.dtype, value.shape)
+    if "hands" in hr:  # the single env's cards: both hands and the meld of each card
+        assert hr["hands"].shape[1:] == (2, 52) and hr["meld_id"].shape[1:] == (52,)
 
 
 def run_vectorised(envs: gym.vector.VectorEnv, steps: int, seed: int = 0) -> dict[str, int]:
@@ -60,8 +64,7 @@ def run_vectorised(envs: gym.vector.VectorEnv, steps: int, seed: int = 0) -> dic
                     _check_hand_result(where["hand_result"], rows)
                     counts["hands"] += int(rows.sum())
                     counts["void"] += int(where["hand_result"]["void"][rows].sum())
-                    if "hand_results" in where:  # (the single env's list of every hand of the step)
-                        assert all(isinstance(r, list) and r for r in where["hand_results"][rows])
+                    assert (where["hands"][rows] >= 1).all()  # how many hands ended in the step
             if done.any():
                 # next-step mode hands the learner the terminal observation with its mask (one
                 # True at TERMINAL_ACTION); same-step mode keeps it in final_info
@@ -96,7 +99,7 @@ def test_won_and_void_hand_infos_merge_in_one_step():
     in the same step of a ``SyncVectorEnv`` (it raised TypeError: int() ... 'NoneType')."""
     won, void = _hand_info(False), _hand_info(True, max_turns_per_hand=1)
     assert void["hand_result"]["winner"] == void["hand_result"]["knocker"] == -1
-    assert void["hand_result"]["knock_card"] == "" and won["hand_result"]["knock_card"] != ""
+    assert void["hand_result"]["knock_card"] == -1 and won["hand_result"]["knock_card"] >= 0
     for key, value in won["hand_result"].items():
         assert type(value) is type(void["hand_result"][key]), key
     envs = gym.vector.SyncVectorEnv([_make("random", "hand")] * 2)

@@ -118,7 +118,7 @@ def test_scripted_knock_reward_and_info():
     env.step(TAKE_DISCARD)
     obs, reward, terminated, truncated, info = env.step(knock_action(parse_card("Kc")))
     assert terminated and not truncated and reward == pytest.approx(66 * 0.02)
-    assert info["hand_result"]["points"] == [66, 0] and info["hand_results"] == [info["hand_result"]]
+    assert info["hand_result"]["points"].tolist() == [66, 0] and info["hands"] == 1 and info["net_points"] == 66
     assert obs.shape == (OBS_SIZE,) and np.flatnonzero(info["action_mask"]).tolist() == [TERMINAL_ACTION]
     with pytest.raises(RuntimeError, match="reset"):
         env.step(DRAW_STOCK)
@@ -234,15 +234,16 @@ def test_illegal_action_errors():
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"seat": 2}, "seat must be 0, 1 or 'random'"),
-    ({"knock_limt": 3}, r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid options"),
     ({"render_mode": "rgb"}, r"render_mode must be None or one of \['ansi', 'human', 'rgb_array'\], got 'rgb'"),
     ({"illegal_action": "ignore"}, "invalid option illegal_action='ignore': allowed is 'terminate' | 'raise'"),
-    ({"obs_format": "tuple"}, "invalid option obs_format='tuple': allowed is 'vector' | 'dict'"),
+    ({"obs_format": "tuple"}, "invalid option obs_format='tuple': allowed is 'vector' | 'dict' | 'rllib'"),
     ({"deadwood_shaping": -1}, "invalid option deadwood_shaping=-1: allowed is a finite number >= 0"),
 ])
 def test_constructor_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SingleAgentEnv(**kwargs)
+    with pytest.raises(TypeError, match=r"unknown option\(s\) knock_limt \(did you mean knock_limit\?\); valid options"):
+        SingleAgentEnv(knock_limt=3)
 
 
 def test_opponent_ending_the_hand_before_the_learner_acts():
@@ -254,10 +255,10 @@ def test_opponent_ending_the_hand_before_the_learner_acts():
     # Game episodes: the hand's result comes with reset, its reward with the first step.
     env = SingleAgentEnv(opponent=KnockEager(), seat=1, episode="game")
     obs, info = env.reset(seed=0, options={"deck": KNOCK_WIN, "dealer": 1})
-    assert "skipped_episodes" not in info and info["hand_result"]["points"] == [66, 0]
+    assert "skipped_episodes" not in info and info["hand_result"]["points"].tolist() == [66, 0]
     legal = np.flatnonzero(info["action_mask"])
     _, reward, _, _, info = env.step(int(legal[0]))
-    assert "hand_results" not in info and reward == pytest.approx(-66 * 0.02)
+    assert "hands" not in info and reward == pytest.approx(-66 * 0.02)
 
 
 def test_game_episode_hand_results_and_win_reward():
@@ -269,7 +270,9 @@ def test_game_episode_hand_results_and_win_reward():
         a = int(learner.act(obs[None], info["action_mask"][None])[0])
         obs, reward, term, trunc, info = env.step(a)
         rewards.append(reward)
-        ended += info.get("hand_results", [])
+        if "hand_result" in info:  # (one hand per step here: the opponent never knocks at once)
+            assert info["hands"] == 1
+            ended.append(info["hand_result"])
         if term or trunc:
             break
     assert term and len(ended) >= 1 and ended[-1]["game_over"]
