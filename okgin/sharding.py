@@ -1,6 +1,6 @@
 """Evaluation over processes: ``torchrun --nproc_per_node K evaluate.py ...`` shares the deals out.
 
-Every process builds the same deal plan (``evaluate.seat_plan``) and plays the batches of
+Every process builds the same deal plan (``okgin_trainer.matches.seat_plan``) and plays the batches of
 ``--batch`` deals whose index is its rank modulo K; the per-hand rows of all processes are then
 summed (each row is played by exactly one process, the others add zeros, so the sum is exact) and
 every process holds the whole match. Rank 0 prints and writes the JSON.
@@ -92,6 +92,18 @@ class Shard:
     def plays(self, batch: int) -> bool:
         """Whether this process plays batch number ``batch``."""
         return batch % self.world_size == self.rank
+
+    def episodes(self, rows: int, batch: int) -> int:
+        """The episodes this process plays of a match of ``rows`` episodes in batches of ``batch``."""
+        return sum(min(batch, rows - start) for c, start in enumerate(range(0, rows, batch)) if self.plays(c))
+
+    def note_idle(self, rows: int, batch: int, prog: str) -> None:
+        """Say on stderr when a match of ``rows`` episodes has fewer batches than processes (the batch is the
+        unit shared out): some processes have nothing to play."""
+        batches = -(-rows // batch)
+        if batches < self.world_size:
+            print(f"{prog}: note: {batches} batch(es) of --batch {batch} for {self.world_size} processes: "
+                  f"some have nothing to play; a smaller --batch shares the deals out", file=sys.stderr)
 
     def make(self, spec: str, seed: int, name: str) -> Agent:
         """``okgin_agents.make(spec, seed)`` named ``name``, remembered so that later batches get

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import ROOT
 import okgin_agents as agents
-from okgin import evaluate, stats
+from okgin import evaluate
+from okgin_trainer import stats
 
 TIMING = ("seconds", "hands_per_s", "cpu_seconds")
 

@@ -105,7 +105,7 @@ def bootstrap_ratings(num_agents: int, pairs: Sequence[tuple[int, int]], deal_wi
                       deal_hands: np.ndarray, anchor: int, reps: int = BOOTSTRAP_REPS,
                       seed: int = 0) -> np.ndarray:
     """(reps, num_agents) Elo-scale Bradley-Terry ratings (rating[anchor] = 0, the prior of
-    ``evaluate.bradley_terry``) refitted on resampled deals.
+    ``okgin.ratings.bradley_terry``) refitted on resampled deals.
 
     ``deal_wins[m, d]`` / ``deal_hands[m, d]`` are the first agent's wins (void = half) / the hands of
     pair ``pairs[m]`` on deal ``d``. Every pair played the same deals, so a resample draws deal ids
