@@ -38,6 +38,7 @@ reading of the table and its outs are the kernels of ``okgin_env.features`` (``r
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -145,6 +146,27 @@ def _expert_kernel(obs, mask, p, out, chunks):
         _expert_rows(obs, mask, p, out, c * n // chunks, (c + 1) * n // chunks)
 
 
+class Scratch(NamedTuple):
+    """One thread's work arrays, allocated once per chunk of rows (``_expert_rows``)."""
+
+    after: np.ndarray  #: (52,) int64
+    work: np.ndarray  #: (8,) int64
+    res: np.ndarray  #: (NUM_OUTS_FIELDS,) float64: the outs of one hand
+    table: np.ndarray  #: (NUM_OUTS_FIELDS, 52) float64: the outs after each discard
+    cards: np.ndarray  #: (5, 52) int64
+
+
+class Reading(NamedTuple):
+    """What the expert reads off one row's table before it decides."""
+
+    hand: np.ndarray  #: (4,) int64 suit masks of its own hand (``kernels.row_field_masks``)
+    weight: np.ndarray  #: (52,) float64 chance that each unseen card is in the stock
+    opp: np.ndarray  #: (52,) float64 chance that the opponent holds each card
+    signal: np.ndarray  #: (52,) bool: cards whose rank or neighbours the opponent threw or passed on
+    limit: int  #: the hand's knock limit
+    stock: int  #: cards left in the stock
+
+
 @njit(cache=True)
 def _expert_rows(obs, mask, p, out, lo, hi):
     unseen = np.empty(NUM_CARDS, np.bool_)
@@ -153,12 +175,9 @@ def _expert_rows(obs, mask, p, out, lo, hi):
     belief = np.empty(NUM_CARDS, np.float64)
     weight = np.empty(NUM_CARDS, np.float64)
     pairs = np.empty((6, 2), np.int64)  # at most 3 set pairs + 3 run pairs per card
-    after = np.empty(NUM_CARDS, np.int64)
-    work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
-    res = np.empty(NUM_OUTS_FIELDS, np.float64)
-    table = np.empty((NUM_OUTS_FIELDS, NUM_CARDS), np.float64)
-    scratch = np.empty((5, NUM_CARDS), np.int64)
+    buf = Scratch(np.empty(NUM_CARDS, np.int64), np.empty(8, np.int64), np.empty(NUM_OUTS_FIELDS, np.float64),
+                  np.empty((NUM_OUTS_FIELDS, NUM_CARDS), np.float64), np.empty((5, NUM_CARDS), np.int64))
     for b in range(lo, hi):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
@@ -166,12 +185,12 @@ def _expert_rows(obs, mask, p, out, lo, hi):
             out[b] = k.draw_action(False, m)  # the forced draw
             continue
         read_table(o, p[TAKEN_BELIEF], p[THROWN_DOUBT], unseen, signal, opp, pairs, belief, weight)
-        limit, stock = k.row_knock_limit(o), k.row_stock(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
+        seen = Reading(ms, weight, opp, signal, k.row_knock_limit(o), k.row_stock(o))
         if ph == k.DISCARD:
-            out[b] = _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, table, scratch)
+            out[b] = _discard(o, m, seen, p, buf)
         else:
-            out[b] = k.draw_action(_take(o, ms, weight, limit, stock, p, after, work, res), m)
+            out[b] = k.draw_action(_take(o, seen, p, buf), m)
 
 
 @njit(cache=True)
@@ -184,37 +203,39 @@ def _knock_now(o, stock, p):
 
 
 @njit(cache=True)
-def _discard(o, m, ms, weight, opp, signal, limit, stock, p, work, table, scratch):
+def _discard(o, m, seen, p, buf):
+    """The discard (or knock) of a row in the discard phase: ``seen`` its ``Reading``, ``buf`` the ``Scratch``."""
     best_dw, knock_card = k.NOT_HELD, -1
     for c in range(NUM_CARDS):
         if m[c] and k.row_after_discard(o, c) < best_dw:
             best_dw = k.row_after_discard(o, c)
             knock_card = c if m[k.KNOCK + c] else -1
-    if knock_card >= 0 and (best_dw == 0 or _knock_now(o, stock, p)):
+    if knock_card >= 0 and (best_dw == 0 or _knock_now(o, seen.stock, p)):
         return k.KNOCK + knock_card
-    discard_outs(ms, weight, limit, scratch, table, work)
+    table = buf.table
+    discard_outs(seen.hand, seen.weight, seen.limit, buf.cards, table, buf.work)
     if knock_card >= 0 and table[P_GIN, knock_card] < p[HOLD_CHANCE]:
         return k.KNOCK + knock_card
-    meld_w = _meld_weight(limit, stock, p)
+    meld_w = _meld_weight(seen.limit, seen.stock, p)
     best_v, card = 1e30, -1
     for c in range(NUM_CARDS):
         if not m[c] or k.row_after_discard(o, c) > best_dw + p[PRUNE]:
             continue
         v = _hand_value(table[:, c], meld_w, p)
-        v += p[DANGER] * danger(c, opp, signal, p[SIGNAL])
+        v += p[DANGER] * danger(c, seen.opp, seen.signal, p[SIGNAL])
         if v < best_v:
             best_v, card = v, c
     return card
 
 
 @njit(cache=True)
-def _take(o, ms, weight, limit, stock, p, after, work, res):
+def _take(o, seen, p, buf):
     """Whether to take the top discard rather than draw from the stock (or pass)."""
     top = k.row_top(o)
     if top < 0:
         return False
-    dw_take = k.take_then_best(ms, top, after, work)
-    if dw_take <= limit:  # it can knock (or go gin) at once
+    dw_take = k.take_then_best(seen.hand, top, buf.after, buf.work)
+    if dw_take <= seen.limit:  # it can knock (or go gin) at once
         return True
-    outs(ms, weight, limit, work, res)
-    return dw_take + p[TAKE_MARGIN] < res[EXP_DEADWOOD]
+    outs(seen.hand, seen.weight, seen.limit, buf.work, buf.res)
+    return dw_take + p[TAKE_MARGIN] < buf.res[EXP_DEADWOOD]
