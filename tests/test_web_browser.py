@@ -19,10 +19,13 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from okgin import play
-from okgin_env.render import score_line
+from okgin.web.views import headline, plain_score_line
+from okgin_env.cards import card_pretty, parse_card
+from okgin_env.melds import deadwood_after_discard
 
 CHROMIUM = os.environ.get("OKGIN_CHROMIUM", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM) and shutil.which("chromium"):
@@ -91,6 +94,12 @@ def screens(tmp_path_factory):
 def page(browser, server):
     pg = browser.new_page(viewport=LAPTOP)
     errors = []
+    pg.dialogs = {"accept": True, "seen": []}  # the page's confirm(): accepted unless a test says otherwise
+
+    def on_dialog(d):
+        pg.dialogs["seen"].append(d.message)
+        d.accept() if pg.dialogs["accept"] else d.dismiss()
+    pg.on("dialog", on_dialog)
     pg.on("pageerror", lambda e: errors.append(str(e)))
     # a refused move is a 4xx the page shows in words (the browser logs it too): not a page error
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and "status of 4" not in m.text else None)
@@ -143,20 +152,17 @@ def one_move(pg, keyboard: bool = False) -> None:
     """A plain human player: pass on the offer, draw, knock when it may, else shed the highest deadwood card."""
     knock = pg.locator("#knocks button")
     if knock.count():
-        press(pg, knock.first)
+        if keyboard:  # k, then the card's keys: 'k', 't', 'h' knocks discarding the 10♥
+            type_keys(pg, "k" + card_keys(knock.first.get_attribute("data-card")))
+        else:
+            press(pg, knock.first)
         return
     discards = pg.locator("#hand .group.dead button.playable")
     if discards.count() == 0:
         discards = pg.locator("#hand button.playable")
     if discards.count():
-        if keyboard:  # the terminal's command typed into the command box
-            label = discards.last.get_attribute("aria-label")  # 'Discard 10♥'
-            pg.keyboard.press("/")
-            pg.keyboard.type(label.split()[-1])
-            with pg.expect_response("**/actions"):
-                pg.keyboard.press("Enter")
-            settle(pg)
-            pg.keyboard.press("Escape")  # leave the command box: single keys are commands again
+        if keyboard:  # the card's keys, as in the terminal: '7', 'h'
+            type_keys(pg, card_keys(discards.last.get_attribute("data-card")))
         else:
             press(pg, discards.last)
         return
@@ -171,6 +177,21 @@ def one_move(pg, keyboard: bool = False) -> None:
                 press(pg, b)
             return
     raise AssertionError("no move offered: " + pg.inner_text("#play"))
+
+
+def card_keys(card: str) -> str:
+    """The keys that name a card on the page: 'Th' -> 'th', '7h' -> '7h'."""
+    return card.lower()
+
+
+def type_keys(pg, keys: str) -> None:
+    """Press ``keys`` one by one (the last one sends the move) and wait for the answer to be drawn."""
+    for k in keys[:-1]:
+        pg.keyboard.press(k)
+    with pg.expect_response("**/actions"):
+        pg.keyboard.press(keys[-1])
+    settle(pg)
+    assert not pg.inner_text("#error"), pg.inner_text("#error")
 
 
 def play_until(pg, done: str, keyboard: bool = False, on_turn=None, on_showdown=None) -> int:
@@ -227,10 +248,15 @@ def test_play_a_whole_hand(page, server, screens, opponent):
     log, infos = core_results(server, page)
     assert len(infos) == 1
     names = ("You", opponent)
-    assert page.inner_text("#showdown .score-line") == score_line(infos[0], names)
-    heading = page.inner_text("#showdown h2")
-    assert heading.startswith("Hand 1 over")
-    assert ("Void" in heading) == bool(infos[0]["void"])
+    # the showdown in plain words: the core's result said as the page says it
+    assert page.inner_text("#showdown .score-line") == plain_score_line(infos[0], names)
+    assert page.inner_text("#showdown h2") == f"Hand 1 over: {headline(infos[0], names)}"
+    text = page.inner_text("#showdown")
+    assert "You's" not in text and "knocker" not in text
+    if not infos[0]["void"]:
+        assert "Your deadwood: " in text and f"{opponent}'s deadwood: " in text
+        assert f"(knock limit {infos[0]['knock_limit']})" in page.inner_text("#showdown h2")
+    assert page.inner_text("#results-note") == "Result saved."
     assert log["players"] == ["You", opponent]
 
 
@@ -243,7 +269,7 @@ def test_play_a_short_game_to_the_end(page, server, screens, opponent):
     shoot(page, screens, f"game-{opponent}-over")
     log, infos = core_results(server, page)
     assert hands == len(infos) == len(log["hands"])
-    assert seen == [score_line(i, ("You", opponent)) for i in infos]
+    assert seen == [plain_score_line(i, ("You", opponent)) for i in infos]
     final = infos[-1]["scores"]
     assert max(final) >= TARGET
     w = 0 if final[0] > final[1] else 1
@@ -262,8 +288,8 @@ def test_every_control_is_a_named_button(page):
         name = (b.get_attribute("aria-label") or b.inner_text()).strip()
         assert name, b.evaluate("e => e.outerHTML")
     labels = [b.get_attribute("aria-label") or b.inner_text() for b in page.locator("#play-table button:visible").all()]
-    assert any(x in ("Pass", "Draw from stock") or x.startswith(("Take ", "Discard ", "Knock, discarding "))
-               for x in labels), labels
+    assert any(x in ("Pass", "Draw from stock") or x.startswith(("Take ", "Discard ", "Knock, discarding ",
+                                                                  "Gin, discarding ")) for x in labels), labels
 
 
 def test_an_illegal_command_shows_the_reason(page):
@@ -272,6 +298,85 @@ def test_an_illegal_command_shows_the_reason(page):
     with page.expect_response("**/actions"):
         page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#error').textContent.length > 0")
+    assert "not a card" in page.inner_text("#error")
+
+
+def test_knock_buttons_say_gin_or_the_deadwood_left(page, server):
+    """Play hands against random until knocking is allowed; each knock button names what it scores,
+    checked against the core's deadwood of the hand without that card."""
+    new_game(page, "random", hand_only=True)
+    for _ in range(3000):
+        if page.locator("#knocks button").count():
+            break
+        if page.locator("#showdown").is_visible():
+            new_game(page, "random", hand_only=True)
+            continue
+        one_move(page)
+    else:
+        raise AssertionError("no knock was ever allowed")
+    held = np.zeros(52, bool)
+    held[[parse_card(c.get_attribute("data-card")) for c in page.locator("#hand .card").all()]] = True
+    left = deadwood_after_discard(held[None])[0]
+    for b in page.locator("#knocks button").all():
+        c = parse_card(b.get_attribute("data-card"))
+        want = f"Gin, discarding {card_pretty(c)}" if left[c] == 0 else \
+            f"Knock, discarding {card_pretty(c)} (deadwood {left[c]})"
+        assert b.inner_text() == want and left[c] <= int(page.evaluate("() => game.knock_limit"))
+
+
+def _records(server) -> list[dict]:
+    return [json.loads(x) for x in server["results"].read_text().splitlines()]
+
+
+def test_throwing_a_game_away_asks_first_and_is_recorded(page, server):
+    new_game(page, "random", hand_only=False)
+    one_move(page)
+    gid = page.evaluate("() => game.id")
+    page.dialogs["accept"] = False  # Cancel: the game stays
+    button(page, "Start a new game").click()
+    assert "Abandon this game" in page.dialogs["seen"][-1]
+    assert page.evaluate("() => game.id") == gid and page.locator("#hand .card").count()
+    page.dialogs["accept"] = True  # OK: recorded as abandoned, a new game starts
+    with page.expect_response("**/api/games"):
+        button(page, "Start a new game").click()
+    settle(page)
+    assert page.evaluate("() => game.id") != gid
+    view = page.request.get(server["url"] + f"/api/games/{gid}").json()
+    assert view["abandoned"] and view["status"] == "abandoned"
+    assert any(r["abandoned"] and r["seed"] == view["seed"] and r["moves"] == view["moves"] for r in _records(server))
+    # a reload mid-game: the browser asks (beforeunload) and the page records the game as abandoned
+    one_move(page)
+    gid = page.evaluate("() => game.id")
+    page.reload()
+    page.wait_for_selector("#hand .card")
+    settle(page)
+    deadline = time.time() + 10
+    while not page.request.get(server["url"] + f"/api/games/{gid}").json()["abandoned"]:
+        assert time.time() < deadline, "the reloaded game was not recorded as abandoned"
+        time.sleep(0.1)
+
+
+def test_a_keyboard_only_hand(page, server, screens):
+    """Every move by keys: s/t/p, the card's keys to discard, k + card to knock, n; focus stays on the hand."""
+    new_game(page, "simple", hand_only=True)
+    page.keyboard.press("?")
+    assert page.locator("#help-panel").is_visible() and "yellow ring" in page.inner_text("#help-panel")
+    shoot(page, screens, "help")
+    page.keyboard.press("Escape")
+    assert page.locator("#help-panel").is_hidden()
+    moves = 0
+    while not page.locator("#showdown").is_visible():
+        one_move(page, keyboard=True)
+        moves += 1
+        if page.locator("#hand button.playable:visible").count():  # your turn to discard: focus on the hand
+            assert page.evaluate("() => document.activeElement.closest('#hand') !== null")
+    assert moves > 1 and page.inner_text("#showdown h2").startswith("Hand 1 over")
+    # a wrong card by keys says why, as the terminal does
+    new_game(page, "simple", hand_only=True)
+    while not page.locator("#hand button.playable").count():
+        one_move(page, keyboard=True)
+    for k in "zz":
+        page.keyboard.press(k)
     assert "not a card" in page.inner_text("#error")
 
 
@@ -327,7 +432,7 @@ def test_replay_a_log_forwards_and_backwards(page, server, screens, tmp_path):
     page.wait_for_selector(f"text=Move 1 of {n}")
     button(page, "Last move").click()
     page.wait_for_selector(f"text=Move {n} of {n}")
-    assert page.inner_text("#replay-frame .score-line") == score_line(infos[-1], tuple(log["players"]))
+    assert page.inner_text("#replay-frame .score-line") == plain_score_line(infos[-1], tuple(log["players"]))
     shoot(page, screens, "replay-end")
     # a file that is not a log says so
     bad = tmp_path / "bad.json"

@@ -46,43 +46,79 @@ function el(tag, attrs = {}, ...children) {
 }
 
 // A card face drawn with CSS: rank and suit symbol in two corners and the suit in the middle.
-// card = {card: "Th", text: "10♥"}; with `action` it is a button that plays it.
+// card = {card: "Th", text: "10♥"}; with `action` it is a button that plays it (a yellow ring:
+// "you may press this"). `mark` is one of MARKS: a card you may not discard, or the one just drawn.
+const MARKS = {
+  locked: { tag: "taken", note: "taken from the discard pile this turn: you may not discard it" },
+  fresh: { tag: "new", note: "just drawn" },
+};
+
 function cardEl(card, opts = {}) {
   const suit = card.card.slice(-1).toLowerCase();
   const rank = card.text.slice(0, -1);
   const sym = card.text.slice(-1);
-  const cls = ["card", RED.has(suit) ? "red" : "black", opts.extra || ""].join(" ");
+  const mark = opts.mark ? MARKS[opts.mark] : null;
+  const note = mark ? mark.note : opts.note;
+  const cls = ["card", RED.has(suit) ? "red" : "black", opts.mark || ""].join(" ");
   const face = [el("span", { class: "corner", "aria-hidden": "true" }, el("b", { text: rank }), el("i", { text: sym })),
     el("span", { class: "pip", "aria-hidden": "true", text: sym })];
+  if (mark) face.push(el("span", { class: "mark", "aria-hidden": "true", text: mark.tag }));
   if (opts.action) {
-    return el("button", { type: "button", class: cls + " playable", "aria-label": opts.action.label,
-      title: opts.action.label, "data-action": opts.action.id, onclick: () => play(opts.action.id) }, ...face);
+    const label = opts.action.label + (note ? ` (${note})` : "");
+    return el("button", { type: "button", class: cls + " playable", "aria-label": label, title: label,
+      "data-action": opts.action.id, "data-card": card.card, onclick: () => play(opts.action.id) }, ...face);
   }
-  return el("span", { class: cls, role: "img", "aria-label": `${rank} of ${SUIT_NAMES[suit]}` + (opts.note ? `, ${opts.note}` : ""),
-    title: opts.note || null }, ...face);
+  return el("span", { class: cls, role: "img", "aria-label": `${rank} of ${SUIT_NAMES[suit]}` + (note ? `, ${note}` : ""),
+    title: note || null, "data-card": card.card }, ...face);
 }
 
 function backEl(extra = "") { return el("span", { class: "card back " + extra, "aria-hidden": "true" }); }
 
 // A hand {melds, deadwood_cards}: melds framed, then the deadwood; `actionFor(card)` makes buttons.
-function handEl(hand, actionFor = () => null, noteFor = () => null) {
+function handEl(hand, actionFor = () => null, markFor = () => null) {
   const box = el("div", { class: "groups" });
-  for (const m of hand.melds) {
-    box.append(el("div", { class: "group meld", role: "group", "aria-label": "meld" },
-      ...m.map((c) => cardEl(c, { action: actionFor(c), note: noteFor(c), extra: noteFor(c) ? "marked" : "" }))));
-  }
+  const cards = (cs) => cs.map((c) => cardEl(c, { action: actionFor(c), mark: markFor(c) }));
+  for (const m of hand.melds) box.append(el("div", { class: "group meld", role: "group", "aria-label": "meld" }, ...cards(m)));
   if (hand.deadwood_cards.length) {
-    box.append(el("div", { class: "group dead", role: "group", "aria-label": "deadwood" },
-      ...hand.deadwood_cards.map((c) => cardEl(c, { action: actionFor(c), note: noteFor(c), extra: noteFor(c) ? "marked" : "" }))));
+    box.append(el("div", { class: "group dead", role: "group", "aria-label": "deadwood" }, ...cards(hand.deadwood_cards)));
   }
   return box;
 }
 
+// One Tab stop for a row of buttons: the arrow keys move between them (a "roving tabindex").
+function roving(box) {
+  const buttons = Array.from(box.querySelectorAll("button"));
+  buttons.forEach((b, i) => { b.tabIndex = i === 0 ? 0 : -1; });
+  box.onkeydown = (ev) => {
+    const i = buttons.indexOf(document.activeElement);
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[ev.key];
+    if (i < 0 || !step) return;
+    const next = buttons[(i + step + buttons.length) % buttons.length];
+    buttons[i].tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+    ev.preventDefault();
+  };
+}
+
 // --------------------------------------------------------------------------- play
 
-async function newGame() {
+// A game is "in progress" while a person could still lose something by leaving it.
+function inProgress() { return !!game && !game.finished && !game.abandoned; }
+
+async function abandonGame(keepalive = false) {
+  const id = game.id;
+  try { await api("POST", `/api/games/${id}/abandon`, {}, keepalive ? { keepalive: true } : {}); } catch (e) { /* gone */ }
+}
+
+async function newGame(ask = true) {
   if (busy) return;
+  if (ask && inProgress() && !window.confirm("Abandon this game and start a new one? It is recorded as abandoned.")) {
+    focusHand();
+    return;
+  }
   setBusy(true);
+  if (inProgress()) await abandonGame();
   const body = { opponent: $("opponent-select").value, hand_only: $("hand-only").checked };
   try {
     game = await api("POST", "/api/games", body);
@@ -95,6 +131,7 @@ async function newGame() {
 async function play(action) {
   if (!game || busy) return;
   setBusy(true);
+  clearKeys();
   try {
     game = await api("POST", `/api/games/${game.id}/actions`, { action });
     showError("");
@@ -130,7 +167,22 @@ function renderGame() {
   $("opp-cards").hidden = !playing;
   $("showdown").hidden = playing;
   if (!playing) $("opp-role").textContent = "";
-  if (playing) renderTurn(v); else renderShowdown($("showdown"), v.result, v.names, v);
+  if (playing) renderTurn(v); else if (v.result) renderShowdown($("showdown"), v.result, v.names, v);
+  focusHand();
+}
+
+// After every move the focus goes back to the hand (its first card you may play), so the keyboard
+// and a screen reader stay where the next move is; at a showdown, to its first button.
+function focusHand() {
+  if (!game || $("play").hidden || !$("help-panel").hidden) return;
+  if (game.status !== "your_turn") {
+    const b = $("showdown").querySelector("button.big");
+    if (b) b.focus();
+    return;
+  }
+  const target = $("hand").querySelector("button[tabindex='0']") || $("play-table").querySelector(".middle button")
+    || $("hand");
+  target.focus({ preventScroll: true });
 }
 
 function renderTurn(v) {
@@ -156,32 +208,29 @@ function renderTurn(v) {
   let prompt = `Your turn: ${v.prompt}.`;
   if (v.drawn) prompt += ` You drew the ${v.drawn.text}.`;
   if (v.taken) prompt += ` You took the ${v.taken.text}: it may not be discarded this turn.`;
+  if (legalOf("discard").length) prompt += " Keys: type a card (7h, th, 10h) to discard it, k and a card to knock.";
   $("prompt").textContent = prompt;
-  // hand
+  // hand: a yellow ring on every card you may discard; the taken card locked; the drawn one marked new
   const discards = new Map(legalOf("discard").map((a) => [a.card, a]));
-  const noteFor = (c) => (v.taken && c.card === v.taken.card ? "taken this turn" : (v.drawn && c.card === v.drawn.card ? "just drawn" : null));
-  $("hand").replaceChildren(handEl(v.hand, (c) => discards.get(c.card) || null, noteFor));
+  const markFor = (c) => (v.taken && c.card === v.taken.card ? "locked" : (v.drawn && c.card === v.drawn.card ? "fresh" : null));
+  $("hand").replaceChildren(handEl(v.hand, (c) => discards.get(c.card) || null, markFor));
+  roving($("hand"));
   $("you-deadwood").textContent = `Deadwood ${v.hand.deadwood}`;
   const knocks = legalOf("knock");
-  $("knocks").replaceChildren(...knocks.map((a) => el("button", { type: "button", class: "knock", "data-action": a.id,
-    onclick: () => play(a.id), text: a.label })));
+  $("knocks").replaceChildren(...knocks.map((a) => el("button", { type: "button", class: a.gin ? "knock gin" : "knock",
+    "data-action": a.id, "data-card": a.card, onclick: () => play(a.id), text: a.label })));
+  roving($("knocks"));
 }
 
 // The showdown of a hand: both hands (knocker first) with melds, lay-offs, deadwood and the points.
 function renderShowdown(box, r, names, v) {
   const order = r.knocker === null ? [0, 1] : [r.knocker, 1 - r.knocker];
-  const head = {
-    void: "Void hand: no score",
-    gin: `${names[r.knocker]} went gin`,
-    undercut: `${names[r.knocker]} knocked and was undercut`,
-    knock: `${names[r.knocker]} knocked with ${r.deadwood[r.knocker]} deadwood`,
-  }[r.how];
-  const parts = [el("h2", { text: `Hand ${r.hand} over: ${head}` })];
+  const parts = [el("h2", { text: `Hand ${r.hand} over: ${r.headline}` })];
   for (const p of order) {
-    const role = r.knocker === null ? "" : (p === r.knocker ? " (knocker)" : " (defender)");
+    const role = r.knocker === null ? "" : (p === r.knocker ? (r.how === "gin" ? " (went gin)" : " (knocked)") : " (defending)");
     const melds = { melds: r.melds[p], deadwood_cards: [] };
     const row = el("div", { class: "show-seat" },
-      el("h3", { text: `${names[p]}${role}: deadwood ${r.deadwood[p]}` }),
+      el("h3", { text: `${r.deadwood_titles[p]}${role}` }),
       el("div", { class: "show-hand" }, handEl(melds)));
     if (p === r.knocker && r.knock_card) row.querySelector(".show-hand").append(
       el("div", { class: "group knockcard", role: "group", "aria-label": "discarded face down" },
@@ -203,19 +252,27 @@ function renderShowdown(box, r, names, v) {
   } else if (!(v && v.hand_only)) {
     parts.push(el("p", { class: "totals", text: `Totals: ${names[0]} ${a}, ${names[1]} ${b}.` }));
   }
-  if (v && v.mode === "play") {
-    const buttons = el("div", { class: "after" });
-    if (v.next) buttons.append(el("button", { type: "button", class: "big", id: "next-hand", onclick: () => play("next"), text: v.next.label }));
-    if (v.new_game) {
-      buttons.append(el("button", { type: "button", class: "big", id: "new-game", onclick: newGame, text: v.new_game.label }));
-      buttons.append(el("a", { href: v.log_url, download: `okgin-game-${v.seed}.json`, text: "Download the log" }));
-      buttons.append(el("button", { type: "button", onclick: replayThisGame, text: "Replay this game" }));
-    }
-    parts.push(buttons);
-  }
+  if (v && v.mode === "play") parts.push(...afterShowdown(v));
   box.replaceChildren(...parts);
-  const first = box.querySelector("button.big");
-  if (first && v && v.mode === "play") first.focus();
+}
+
+// Under a person's showdown: whether the result was saved, then Next hand or the game-over buttons.
+function afterShowdown(v) {
+  const out = [];
+  if (v.results_saved === true) out.push(el("p", { class: "saved", id: "results-note", text: "Result saved." }));
+  if (v.results_saved === false) {
+    out.push(el("p", { class: "error", id: "results-note", role: "alert",
+      text: `The result is not saved yet: ${v.results_error} It is kept by the server.` }));
+  }
+  const buttons = el("div", { class: "after" });
+  if (v.next) buttons.append(el("button", { type: "button", class: "big", id: "next-hand", onclick: () => play("next"), text: v.next.label }));
+  if (v.new_game) {
+    buttons.append(el("button", { type: "button", class: "big", id: "new-game", onclick: () => newGame(false), text: v.new_game.label }));
+    buttons.append(el("a", { href: v.log_url, download: `okgin-game-${v.seed}.json`, text: "Download the log" }));
+    buttons.append(el("button", { type: "button", onclick: replayThisGame, text: "Replay this game" }));
+  }
+  out.push(buttons);
+  return out;
 }
 
 async function replayThisGame() {
@@ -226,39 +283,95 @@ async function replayThisGame() {
   } catch (e) { showError(e.message); }
 }
 
-// Keyboard: the terminal's one-letter commands; "/" focuses the command box for cards ("7h", "k 7h").
+// --------------------------------------------------------------------------- keys
+
+// The terminal's commands as keys: s draw, t take, p pass, n next hand; in the discard phase a
+// card's keys discard it ("7h", "th" or "10h") and k before a card knocks with it ("k7h"; "kh"
+// alone is the king of hearts). "/" opens the command box, "?" the help, Escape clears.
+let keys = "";
+const CARD_KEYS = /^(?:(k)(?=.)(?![shdc]$))?(10|[a2-9tjqk])([shdc])$/;
+const CARD_PREFIX = /^k?(?:1|10|[a2-9tjqk])?$/;
+
+function clearKeys() { keys = ""; $("typed").textContent = ""; }
+
+function cardKey(key) {
+  const buf = keys + key;
+  const m = buf.match(CARD_KEYS);
+  if (m) {
+    const card = (m[2] === "10" ? "T" : m[2].toUpperCase()) + m[3];
+    const command = (m[1] ? "k " : "") + card;
+    clearKeys();
+    play(command);  // an illegal one answers with the reason, as in the terminal
+    return true;
+  }
+  if (CARD_PREFIX.test(buf)) {
+    keys = buf;
+    $("typed").textContent = `Typed: ${buf.startsWith("k") && buf.length > 1 ? "k " + buf.slice(1) : buf}…`;
+    return true;
+  }
+  clearKeys();
+  showError(`"${buf}" is not a card: type a rank (a 2-9 t/10 j q k) then a suit (s h d c), e.g. 7h.`);
+  return true;
+}
+
+function playKey(key) {
+  if (game.status === "your_turn") {
+    if (legalOf("discard").length || legalOf("knock").length) return /^[a-z0-9]$/.test(key) && cardKey(key);
+    const kind = { s: "draw", t: "take", p: "pass" }[key];
+    const a = kind && legalOf(kind)[0];
+    if (a) play(a.id);
+    return !!a;
+  }
+  if (key === "n" && game.next) { play("next"); return true; }
+  return false;
+}
+
 document.addEventListener("keydown", (ev) => {
   const t = ev.target;
   if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "?") { toggleHelp(); ev.preventDefault(); return; }
+  if (ev.key === "Escape") { clearKeys(); if (!$("help-panel").hidden) toggleHelp(); return; }
   if (!$("replay").hidden) {
     if (ev.key === "ArrowRight") { replayGo(replayPos + 1); ev.preventDefault(); }
     if (ev.key === "ArrowLeft") { replayGo(replayPos - 1); ev.preventDefault(); }
     return;
   }
-  if ($("play").hidden || !game) return;
+  if ($("play").hidden || !game || busy) return;
   const key = ev.key.toLowerCase();
   if (key === "/") { $("command").focus(); ev.preventDefault(); return; }
-  if (game.status === "your_turn") {
-    const kind = { s: "draw", t: "take", p: "pass" }[key];
-    const a = kind && legalOf(kind)[0];
-    if (a) { play(a.id); ev.preventDefault(); }
-  } else if (key === "n" && game.next) { play("next"); ev.preventDefault(); }
+  if (key === "backspace" && keys) { keys = keys.slice(0, -1); $("typed").textContent = keys ? `Typed: ${keys}…` : ""; return; }
+  if (key.length === 1 && playKey(key)) ev.preventDefault();
 });
+
+function toggleHelp() {
+  const panel = $("help-panel");
+  panel.hidden = !panel.hidden;
+  $("help-button").setAttribute("aria-expanded", String(!panel.hidden));
+  if (!panel.hidden) panel.focus(); else focusHand();
+}
+
+$("help-button").addEventListener("click", toggleHelp);
+$("help-close").addEventListener("click", toggleHelp);
 
 $("command-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const text = $("command").value.trim();
   $("command").value = "";
   if (!game) return;
-  if (text === "?" || text.toLowerCase() === "help") { showError(config.help); return; }
+  if (text === "?" || text.toLowerCase() === "help") { $("command").blur(); toggleHelp(); return; }
   if (game.new_game && ["n", "new", "new game"].includes(text.toLowerCase())) { newGame(); return; }
   play(text);
 });
 
-$("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") $("command").blur(); });
+$("command").addEventListener("keydown", (ev) => { if (ev.key === "Escape") { $("command").blur(); focusHand(); } });
 
 $("setup").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
+
+// Leaving or reloading the page mid-game asks first (the browser's own dialog); a game left
+// anyway is recorded as abandoned.
+window.addEventListener("beforeunload", (ev) => { if (inProgress()) { ev.preventDefault(); ev.returnValue = ""; } });
+window.addEventListener("pagehide", () => { if (inProgress()) abandonGame(true); });
 
 // --------------------------------------------------------------------------- watch and replay frames
 
@@ -428,6 +541,7 @@ async function start() {
   config = await api("GET", "/api/config");
   const opts = (sel, value) => { $(sel).replaceChildren(...config.bots.map((b) => el("option", { value: b, text: b, selected: b === value }))); };
   opts("opponent-select", config.opponent);
+  $("help-commands").textContent = config.help;
   $("hand-only").checked = config.hand_only;
   $("watch-hand-only").checked = config.hand_only;
   const [wa, wb] = config.watch || [config.opponent, config.opponent];
