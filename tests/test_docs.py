@@ -1,0 +1,288 @@
+"""The docs: every figure a page shows equals its record, and the reference site builds strictly.
+
+Figures follow the convention of ``docs/figures/README.md``: a record ``docs/figures/NAME.json``
+holds each figure's value with the command, machine and date that produced it; a page shows an
+inline figure as a link to its record whose title is the figure's key,
+``[+4.01 [+3.69, +4.33]](figures/exploitability_20m.json "simple")``, and a table or a program's
+output as a Markdown table or fenced block right under the line ``<!-- figure: NAME KEY -->``.
+Checked here: every marker names a figure of a record and shows exactly its value, every figure
+of every record is shown somewhere, and each record says how it was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = ROOT / "docs" / "figures"
+#: a record's keys besides its figures; each is required
+RECORD_FIELDS = ("title", "command", "machine", "date", "values")
+#: an inline figure: [shown value](…figures/NAME.json "KEY"); the value may hold one level of brackets
+INLINE = re.compile(r'\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(([^()\s]*?figures/([\w.-]+)\.json)\s+"([^"]+)"\)')
+#: a block figure: this line, then (after blank lines) a Markdown table or a fenced block
+BLOCK = re.compile(r"^<!-- figure: ([\w.-]+) ([\w.-]+) -->\s*$")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One figure as a page shows it."""
+
+    page: str
+    line: int
+    record: str
+    key: str
+    value: str | list[list[str]]
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    """Every file that may show a figure: README, changelog, the docs pages, the examples."""
+    found = [root / "README.md", root / "CHANGELOG.md", *sorted((root / "docs").rglob("*.md")),
+             *sorted((root / "examples").glob("*.py"))]
+    return [p for p in found if p.exists()]
+
+
+def table_rows(lines: list[str]) -> list[list[str]]:
+    """A Markdown table's cells row by row, header included, the |---| rule left out."""
+    rows = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
+            continue
+        rows.append(cells)
+    return rows
+
+
+def shown_figures(path: Path, root: Path = ROOT) -> list[Shown]:
+    """The figures marked on one page (inline links and blocks under a figure comment)."""
+    rel = path.relative_to(root).as_posix()
+    lines = path.read_text(encoding="utf-8").split("\n")
+    found, fence = [], ""
+    for i, line in enumerate(lines):
+        opening = re.match(r"\s*(`{3,}|~{3,})", line)
+        if fence:  # inside a fenced block: examples of the convention, not figures
+            if opening and opening.group(1).startswith(fence) and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        for m in INLINE.finditer(line):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), m.group(2)))
+            if target != f"docs/figures/{m.group(3)}.json":
+                raise AssertionError(f"{rel}:{i + 1}: the link '{m.group(2)}' does not lead to "
+                                     f"docs/figures/{m.group(3)}.json from this page")
+            found.append(Shown(rel, i + 1, m.group(3), m.group(4), m.group(1)))
+        block = BLOCK.match(line)
+        if not block:
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j < len(lines) and lines[j].lstrip().startswith("|"):
+            k = j
+            while k < len(lines) and lines[k].lstrip().startswith("|"):
+                k += 1
+            value: str | list[list[str]] = table_rows(lines[j:k])
+        elif j < len(lines) and re.match(r"\s*(`{3,}|~{3,})", lines[j]):
+            mark = re.match(r"\s*(`{3,}|~{3,})", lines[j]).group(1)
+            k = j + 1
+            while k < len(lines) and lines[k].strip() != mark:
+                k += 1
+            value = "\n".join(lines[j + 1:k])
+        else:
+            raise AssertionError(f"{rel}:{i + 1}: '{line.strip()}' is not followed by a table or a fenced block")
+        found.append(Shown(rel, i + 1, block.group(1), block.group(2), value))
+    return found
+
+
+def load_records(folder: Path = FIGURES) -> dict[str, dict]:
+    """Every record, by name, each checked for the fields that say how it was measured."""
+    records = {}
+    for path in sorted(folder.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        missing = [f for f in RECORD_FIELDS if not record.get(f)]
+        assert not missing, f"{path.name}: missing {missing} (a record needs {list(RECORD_FIELDS)})"
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", record["date"]), f"{path.name}: date {record['date']!r} is not YYYY-MM-DD"
+        for key, value in record["values"].items():
+            ok = isinstance(value, str) or (isinstance(value, list) and all(
+                isinstance(row, list) and all(isinstance(c, str) for c in row) for row in value))
+            assert ok, f"{path.name}: figure {key!r} must be a string or a list of rows of strings"
+        records[path.stem] = record
+    return records
+
+
+def figure_problems(root: Path = ROOT, folder: Path = FIGURES) -> list[str]:
+    """Each disagreement between the pages and the records, as one readable line."""
+    records = load_records(folder)
+    problems, seen = [], set()
+    for page in pages(root):
+        for s in shown_figures(page, root):
+            where = f"{s.page}:{s.line}"
+            if s.record not in records:
+                problems.append(f"{where}: no record docs/figures/{s.record}.json (records: {sorted(records)})")
+                continue
+            values = records[s.record]["values"]
+            if s.key not in values:
+                problems.append(f"{where}: {s.record}.json has no figure {s.key!r} (it has {sorted(values)})")
+                continue
+            seen.add((s.record, s.key))
+            if s.value != values[s.key]:
+                problems.append(f"{where}: shows {s.record}/{s.key} as {s.value!r}; the record says {values[s.key]!r}")
+    for name, record in records.items():
+        for key in record["values"]:
+            if (name, key) not in seen:
+                problems.append(f"docs/figures/{name}.json: figure {key!r} is shown on no page")
+    return problems
+
+
+def test_every_figure_equals_its_record():
+    assert load_records(), "no records in docs/figures"
+    problems = figure_problems()
+    assert not problems, "figures and records disagree:\n" + "\n".join(problems)
+
+
+def _tiny_repo(tmp_path: Path, page: str, values: dict) -> Path:
+    (tmp_path / "docs" / "figures").mkdir(parents=True)
+    (tmp_path / "docs" / "page.md").write_text(page, encoding="utf-8")
+    record = {"title": "t", "command": "c", "machine": "m", "date": "2026-12-03", "values": values}
+    (tmp_path / "docs" / "figures" / "rec.json").write_text(json.dumps(record), encoding="utf-8")
+    return tmp_path
+
+
+PAGE = """Inline: [+1.50 [+1.00, +2.00]](figures/rec.json "a").
+
+<!-- figure: rec tab -->
+| x | y |
+|---|---|
+| 1 | 2 |
+
+<!-- figure: rec out -->
+```
+line one
+line two
+```
+"""
+VALUES = {"a": "+1.50 [+1.00, +2.00]", "tab": [["x", "y"], ["1", "2"]], "out": "line one\nline two"}
+
+
+def test_the_check_passes_a_page_that_matches_its_record(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE, VALUES)
+    assert [s.key for s in shown_figures(root / "docs" / "page.md", root)] == ["a", "tab", "out"]
+    assert figure_problems(root, root / "docs" / "figures") == []
+
+
+@pytest.mark.parametrize("page, values, problem", [
+    (PAGE.replace("+1.50 [", "+1.49 ["), VALUES, "shows rec/a as '+1.49"),        # page edited, record not
+    (PAGE, {**VALUES, "a": "+1.51 [+1.00, +2.00]"}, "the record says '+1.51"),   # record edited, page not
+    (PAGE.replace("| 1 | 2 |", "| 1 | 3 |"), VALUES, "shows rec/tab"),            # one table cell
+    (PAGE.replace("line two", "line 2"), VALUES, "shows rec/out"),                 # one output line
+    (PAGE, {**VALUES, "new": "7"}, "figure 'new' is shown on no page"),            # a figure nobody shows
+    (PAGE.replace('"a"', '"b"'), VALUES, "has no figure 'b'"),                     # a key the record lacks
+    (PAGE.replace("figures/rec.json", "figures/other.json"), VALUES, "no record docs/figures/other.json"),
+])
+def test_the_check_fails_when_page_and_record_disagree(tmp_path, page, values, problem):
+    root = _tiny_repo(tmp_path, page, values)
+    problems = figure_problems(root, root / "docs" / "figures")
+    assert any(problem in p for p in problems), problems
+
+
+def test_a_record_must_say_how_it_was_measured(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE, VALUES)
+    record = json.loads((root / "docs" / "figures" / "rec.json").read_text())
+    del record["machine"]
+    (root / "docs" / "figures" / "rec.json").write_text(json.dumps(record))
+    with pytest.raises(AssertionError, match="missing \\['machine'\\]"):
+        load_records(root / "docs" / "figures")
+
+
+def test_a_figure_link_must_lead_to_its_record(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE.replace("](figures/rec.json", "](../figures/rec.json"), VALUES)
+    with pytest.raises(AssertionError, match="does not lead to docs/figures/rec.json"):
+        shown_figures(root / "docs" / "page.md", root)
+
+
+def test_the_readme_links_the_researchers_front_matter():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in ("CHANGELOG.md", "CITATION.cff", "CHANGELOG.md#version-policy", "docs/glossary.md",
+                   "docs/environments.md#conventions-side-by-side"):
+        assert f"]({target})" in readme, f"README.md does not link {target}"
+    assert len(readme.splitlines()) <= 230, "the README is a front door: about 200 lines"
+
+
+def test_markers_inside_code_blocks_are_examples_not_figures(tmp_path):
+    page = 'Example:\n\n````markdown\n[+9.99](figures/rec.json "a")\n\n<!-- figure: rec tab -->\n```\nx\n```\n````\n\n' + PAGE
+    root = _tiny_repo(tmp_path, page, VALUES)
+    assert [s.key for s in shown_figures(root / "docs" / "page.md", root)] == ["a", "tab", "out"]
+    assert figure_problems(root, root / "docs" / "figures") == []
+
+
+def _layout_table(page: str, heading: str) -> dict[str, tuple[int, int]]:
+    """field -> (offset, size) from the first `| field | offset | size | meaning |` table after ``heading``."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    lines = text[text.index(heading):].split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| field | offset | size |"))
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("|"))
+    return {row[0].strip("`"): (int(row[1]), int(row[2])) for row in table_rows(lines[start:end])[1:]}
+
+
+def test_the_observation_and_state_tables_match_the_code():
+    from okgin_env import OBS_FIELDS, OBS_SIZE
+    from okgin_env.aec import STATE_FIELDS, STATE_SIZE
+
+    for heading, fields, size in (("## Observation", OBS_FIELDS, OBS_SIZE), ("### The state vector", STATE_FIELDS, STATE_SIZE)):
+        shown = _layout_table("environments.md", heading)
+        code = {name: (sl.start, sl.stop - sl.start) for name, sl in fields.items()}
+        assert shown == code, f"docs/environments.md '{heading}' differs from the code"
+        assert sum(n for _, n in shown.values()) == size
+
+
+def test_the_citation_and_changelog_carry_the_package_version():
+    import tomllib
+
+    import yaml
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert citation["cff-version"] == "1.2.0" and str(citation["version"]) == version
+    for key in ("message", "title", "authors", "license"):
+        assert citation.get(key), f"CITATION.cff needs {key!r}"
+    assert f"## {version} " in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), f"CHANGELOG.md has no section for {version}"
+
+
+@pytest.mark.slow
+def test_the_reference_site_builds_strictly(tmp_path):
+    """`mkdocs build --strict`: a broken link or anchor, a missing page or a stale API name fails."""
+    if shutil.which("mkdocs") is None and not _has_module("mkdocs"):
+        pytest.skip("mkdocs is not installed: pip install -e '.[docs]' (CI installs it)")
+    for module in ("material", "mkdocstrings", "mkdocstrings_handlers.python"):
+        if not _has_module(module):
+            pytest.skip(f"{module} is not installed: pip install -e '.[docs]' (CI installs it)")
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, env={**_env(), "NO_MKDOCS_2_WARNING": "1"})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "site" / "index.html").exists()
+    assert (tmp_path / "site" / "api" / "okgin_env" / "index.html").exists()
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _env() -> dict:
+    import os
+
+    return dict(os.environ)
