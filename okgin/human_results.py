@@ -1,5 +1,5 @@
 """``evaluate.py --human-results PATH``: a person's results against each bot, read from the file
-``play.py --web`` writes (one finished game a line), in evaluate.py's tables."""
+``play.py --web`` writes (one finished or abandoned game a line), in evaluate.py's tables."""
 
 from __future__ import annotations
 
@@ -52,7 +52,11 @@ def human_matches(records: Sequence[dict]) -> tuple[list[MatchResult], list[Game
         changed = ",".join(f"{k}={v}" for k, v in sorted((r.get("rules") or {}).items()) if default.get(k) != v)
         groups.setdefault(r["opponent"] + (f" [{changed}]" if changed else ""), []).append(r)
     matches, games = [], []
-    for label, recs in groups.items():
+    for label, group in groups.items():
+        # an abandoned game (thrown away mid-game on the page) is counted as unfinished, not played
+        recs = [r for r in group if not r.get("abandoned")]
+        if not recs:
+            continue
         hands = [(k, h) for k, r in enumerate(recs) for h in r["hands"]]
         units = np.array([k for k, _ in hands], np.int64)
         win = np.array([0.5 if h["void"] else float(h["winner"] == 0) for _, h in hands])
@@ -82,7 +86,7 @@ def human_matches(records: Sequence[dict]) -> tuple[list[MatchResult], list[Game
             games.append(GameMatchResult(
                 agent_a="human", agent_b=label, games=len(full), duplicate=False,
                 wins_a=int(sum(r["winner"] == 0 for r in full)), wins_b=int(sum(r["winner"] == 1 for r in full)),
-                unfinished=0, win_rate=gwr, win_rate_ci=gwr_ci, margin=gm, margin_ci=gm_ci,
+                unfinished=len(group) - len(recs), win_rate=gwr, win_rate_ci=gwr_ci, margin=gm, margin_ci=gm_ci,
                 hands_per_game=float(np.mean([len(r["hands"]) for r in full])),
                 seconds=float(sum(r.get("seconds") or 0.0 for r in full))))
     return matches, games
@@ -91,11 +95,13 @@ def human_matches(records: Sequence[dict]) -> tuple[list[MatchResult], list[Game
 def human_report(path: str, json_path: str | None = None) -> dict:
     """``--human-results PATH``: print the human's results against each bot in the evaluation tables."""
     records, skipped = read_human_results(path)
-    if not records:
-        raise ValueError(f"{path} holds no finished games")
+    finished = [r for r in records if not r.get("abandoned")]
+    if not finished:
+        raise ValueError(f"{path} holds no finished games ({len(records)} abandoned)")
     matches, games = human_matches(records)
-    print(f"okgin evaluation of human results: {path}, {len(records)} finished game(s), "
-          f"{sum(len(r['hands']) for r in records)} hands (void = half a win; CIs over games)")
+    print(f"okgin evaluation of human results: {path}, {len(finished)} finished game(s), "
+          f"{len(records) - len(finished)} abandoned, {sum(len(r['hands']) for r in finished)} hands "
+          "(void = half a win; CIs over games; abandoned games are not counted)")
     if skipped:
         print(f"evaluate.py: skipped {skipped} incomplete line(s) in {path}", file=sys.stderr)
     print()
@@ -106,7 +112,8 @@ def human_report(path: str, json_path: str | None = None) -> dict:
     if games:
         print()
         print(format_games(games))
-    report = {"human_results": path, "records": len(records), "skipped_lines": skipped,
+    report = {"human_results": path, "records": len(finished), "abandoned": len(records) - len(finished),
+              "skipped_lines": skipped,
               "matches": [m.to_dict() for m in matches], "games": [g.to_dict() for g in games]}
     if json_path:
         with open(json_path, "w") as f:

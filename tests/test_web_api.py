@@ -454,3 +454,233 @@ def test_bench_runs_a_real_server_and_counts_games():
     assert lat["moves"]["n"] == 20 and lat["page_load"]["n"] == 50 and lat["moves"]["median_ms"] > 0
     out = bench.load(clients=2, seconds=2, opponent="random", seed=0)
     assert out["errors"] == 0 and out["games_lost"] == 0 and out["games_finished"] >= 1
+
+
+# ----------------------------------------------------------------------------- other sites (#36 item 1)
+
+def test_same_origin_requests_play():
+    """The page's own requests carry Origin (and Referer) of the server itself: they work."""
+    c = _client()
+    own = {"Origin": BASE, "Referer": BASE + "/"}
+    v = c.post("/api/games", json={"seed": 3}, headers=own).json()
+    r = c.post(f"/api/games/{v['id']}/actions", json={"action": v["legal"][0]["id"]}, headers=own)
+    assert r.status_code == 200 and r.json()["moves"] > v["moves"]
+    r = c.post("/api/games", json={}, headers={"Referer": BASE + "/some/page"})  # Referer only
+    assert r.status_code == 201
+    for host in ("localhost:8000", "[::1]:8000"):  # loopback names are this machine too
+        r = c.post("/api/games", json={}, headers={"Host": host, "Origin": f"http://{host}"})
+        assert r.status_code == 201, r.text
+
+
+@pytest.mark.parametrize("headers", [{"Origin": "http://evil.example"}, {"Origin": "null"},
+                                     {"Origin": "http://127.0.0.1:9999"}, {"Origin": "https://127.0.0.1:8000"},
+                                     {"Referer": "http://evil.example/attack.html"}])
+def test_cross_origin_state_changes_are_403_and_change_nothing(headers):
+    c = _client()
+    v = _new(c, seed=4)
+    for path, body in (("/api/games", {}), (f"/api/games/{v['id']}/actions", {"action": v["legal"][0]["id"]}),
+                       (f"/api/games/{v['id']}/abandon", {}), ("/api/watches", {}), ("/api/replays", {})):
+        r = c.post(path, json=body, headers=headers)
+        assert r.status_code == 403 and "cross-origin" in r.json()["error"], (path, r.text)
+    assert len(c.app.state.table.games) == 1 and c.get(f"/api/games/{v['id']}").json() == v
+
+
+@pytest.mark.parametrize("ctype", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
+                                   "application/jsonx"])
+def test_a_post_that_is_not_json_is_415(ctype):
+    """A 'simple' cross-site POST (text/plain, a form) needs no CORS preflight: refused by its type."""
+    c = _client()
+    headers = {} if ctype is None else {"Content-Type": ctype}
+    r = c.post("/api/games", content=b'{"seed": 1}', headers=headers)
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
+    assert len(c.app.state.table.games) == 0
+    r = c.post("/api/games", content=b'{"seed": 1}', headers={"Content-Type": "application/json; charset=utf-8"})
+    assert r.status_code == 201
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "127.0.0.1.nip.io:8000", "10.0.0.5:8000"])
+def test_a_foreign_host_is_refused(host):
+    """DNS rebinding: a foreign name that resolves to 127.0.0.1 is refused (Starlette's TrustedHostMiddleware)."""
+    c = _client()
+    for r in (c.get("/", headers={"Host": host}), c.get("/api/config", headers={"Host": host}),
+              c.post("/api/games", json={}, headers={"Host": host, "Origin": f"http://{host}"})):
+        assert r.status_code in (400, 421) and r.headers["x-frame-options"] == "DENY"
+    assert len(c.app.state.table.games) == 0
+
+
+def test_allow_host_admits_a_named_host():
+    c = _client(listen="0.0.0.0", allow_hosts=("gin.lan",))
+    assert c.get("/api/config", headers={"Host": "gin.lan:8000"}).status_code == 200
+    assert c.get("/api/config", headers={"Host": "0.0.0.0:8000"}).status_code == 200
+    assert c.get("/api/config", headers={"Host": "other.lan:8000"}).status_code == 400
+
+
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css", "/api/config", "/api/games/nope",
+                                  "/api/nothing"])
+def test_every_answer_forbids_framing_and_sniffing(path):
+    r = _client().get(path)
+    h = r.headers
+    assert h["x-frame-options"] == "DENY" and h["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in h["content-security-policy"]
+    assert "default-src 'none'" in h["content-security-policy"] and "script-src 'self'" in h["content-security-policy"]
+    assert h["referrer-policy"] == "same-origin"
+
+
+def test_no_url_is_built_from_the_host_header():
+    """Starlette's slash redirect built its Location from Host: it is off, so nothing echoes a Host."""
+    c = _client()
+    r = c.get("/static", headers={"Host": "localhost:8000"}, follow_redirects=False)
+    assert r.status_code == 404 and "location" not in r.headers
+    assert "localhost" not in r.text
+
+
+# ----------------------------------------------------------------------------- every bad body a 4xx (#36 item 2)
+
+def test_deeply_nested_json_is_400():
+    c = _client()
+    deep = b"[" * 1000 + b"]" * 1000
+    for path in ("/api/games", "/api/replays"):
+        r = c.post(path, content=deep, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "nested too deeply" in r.json()["error"], r.text
+    # brackets inside strings are text, not nesting
+    r = c.post("/api/games", json={"opponent": "[" * 500})
+    assert r.status_code == 400 and "allows" in r.json()["error"]
+
+
+def test_json_depth_counts_only_structure():
+    from okgin.web.server import json_depth
+    assert json_depth(b'{"a": [[1], {"b": "]]]]["}]}') == 3
+    assert json_depth(b'"[[[\\"[["') == 0 and json_depth(b"[]") == 1 and json_depth(b"7") == 0
+
+
+OUT_OF_RANGE = [("gin_bonus", 2 ** 63 - 1), ("gin_bonus", 1001), ("gin_bonus", -1), ("undercut_bonus", 10 ** 30),
+                ("target_score", 10001), ("target_score", 0), ("max_turns_per_hand", 10 ** 6),
+                ("max_turns_per_hand", 2 ** 64)]
+
+
+@pytest.mark.parametrize("name,value", OUT_OF_RANGE)
+def test_each_out_of_range_rule_is_400_naming_it(name, value):
+    c = _client()
+    for path in ("/api/games", "/api/watches"):
+        for rules in ({name: value}, [f"{name}={value}"]):
+            r = c.post(path, json={"rules": rules})
+            assert r.status_code == 400, r.text
+            e = r.json()["error"]
+            assert name in e and "allowed is an integer >= " in e, e
+    assert len(c.app.state.table.games) == 0
+
+
+# ----------------------------------------------------------------------------- bounded replays (#36 item 3)
+
+def _long_log(moves: int) -> dict:
+    """A random-against-random game log of about ``moves`` moves (a game to a far target, stopped there)."""
+    import okgin_agents as agents
+
+    t = play.Table(play.Rules(target_score=10000), False, 0, ("random A", "random B"), ("random", "random"))
+    bots = [agents.make("random", seed=s) for s in (1, 2)]
+    while t.moves < moves and not t.finished:
+        t.step(int(bots[t.current].act(t.out.observation, t.out.legal_action_mask)[0]))
+    return t.log_dict("watch")
+
+
+def test_replays_are_answered_a_page_at_a_time():
+    from okgin.web.games import REPLAY_PAGE
+    c = _client()
+    log = _long_log(250)
+    r = c.post("/api/replays", json=log)
+    assert r.status_code == 201, r.text
+    rep = r.json()
+    n = rep["moves"]
+    assert n == log["moves"] and len(rep["frames"]) == REPLAY_PAGE and rep["start"] == 0
+    frames = list(rep["frames"])
+    for start in range(REPLAY_PAGE, n + 1, REPLAY_PAGE):
+        page = c.get(f"/api/replays/{rep['id']}/frames?start={start}&count={REPLAY_PAGE}").json()
+        assert page["start"] == start
+        frames += page["frames"]
+    assert len(frames) == n + 1 and [f["move_no"] for f in frames] == list(range(n + 1))
+    # any page, in any order, is the same frame as in sequence (built again from the deal when going back)
+    back = c.get(f"/api/replays/{rep['id']}/frames?start=7&count=3").json()["frames"]
+    assert back == frames[7:10]
+    assert c.get(f"/api/replays/{rep['id']}/frames?start=0&count=1").json()["frames"] == frames[:1]
+    for q in (f"start={n + 1}", "start=-1", "start=x", f"count={REPLAY_PAGE + 1}", "count=0"):
+        r = c.get(f"/api/replays/{rep['id']}/frames?{q}")
+        assert r.status_code == 400 and r.json()["error"], q
+    assert c.get("/api/replays/nope/frames").status_code == 404
+
+
+def test_a_replay_over_the_move_limit_is_400(monkeypatch):
+    from okgin.web import games
+    monkeypatch.setattr(games, "MAX_REPLAY_MOVES", 200)
+    c = _client()
+    r = c.post("/api/replays", json=_long_log(250))
+    assert r.status_code == 400 and "at most 200" in r.json()["error"]
+    assert len(c.app.state.table.games) == 0
+
+
+def test_the_replay_limits_admit_a_long_game_and_bound_the_answer():
+    """A 10,000-move log fits the 1 MiB body limit; its first answer is one page (not 10,001 frames)."""
+    from okgin.web.games import MAX_REPLAY_MOVES
+    c = _client()
+    log = _long_log(MAX_REPLAY_MOVES)
+    body = json.dumps(log).encode()
+    assert log["moves"] == MAX_REPLAY_MOVES and len(body) < c.app.state.table.config.max_body
+    r = c.post("/api/replays", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 201 and len(r.content) < 300_000, len(r.content)
+    last = c.get(f"/api/replays/{r.json()['id']}/frames?start={MAX_REPLAY_MOVES}").json()["frames"]
+    assert [f["move_no"] for f in last] == [MAX_REPLAY_MOVES]
+
+
+# ----------------------------------------------------------------------------- no result lost (#36 item 4)
+
+def test_a_normal_game_over_says_its_result_was_saved(tmp_path):
+    c = _client(tmp_path)
+    end = _play_to_end(c, _new(c, seed=1, hand_only=True), np.random.default_rng(1))
+    assert end["results_saved"] is True and "results_error" not in end
+
+
+def test_results_file_that_cannot_be_written_loses_no_result(tmp_path, caplog):
+    """--results /dev/full: the game ends normally and says the result is not saved; the result is kept
+    and written with the next successful write, and at shutdown."""
+    app = create_app(WebConfig(opponent="random", results="/dev/full"))
+    with TestClient(app, raise_server_exceptions=False, base_url=BASE) as c:
+        end = _play_to_end(c, _new(c, seed=1, hand_only=True), np.random.default_rng(1))
+        assert end["status"] == "game_over" and end["results_saved"] is False
+        assert "/dev/full" in end["results_error"] and "No space left" in end["results_error"]
+        assert "\n" not in end["results_error"] and "/dev/full" in caplog.text
+        assert c.get(f"/api/games/{end['id']}").json()["results_error"] == end["results_error"]
+        results = app.state.table.results
+        assert len(results.pending) == 1
+        good = tmp_path / "r.jsonl"
+        results.path = str(good)  # the disk has room again: the next result writes both
+        end2 = _play_to_end(c, _new(c, seed=2, hand_only=True), np.random.default_rng(2))
+        assert end2["results_saved"] is True and not results.pending
+        assert [json.loads(x)["seed"] for x in good.read_text().splitlines()] == [1, 2]
+        results.path = "/dev/full"
+        _play_to_end(c, _new(c, seed=3, hand_only=True), np.random.default_rng(3))
+        results.path = str(good)
+    # leaving the client ran the app's shutdown: the kept result is written then
+    assert [json.loads(x)["seed"] for x in good.read_text().splitlines()] == [1, 2, 3]
+
+
+def test_an_abandoned_game_is_recorded_as_abandoned(tmp_path, capsys):
+    c = _client(tmp_path)
+    v = _new(c, seed=6, rules={"target_score": 30})
+    v = c.post(f"/api/games/{v['id']}/actions", json={"action": v["legal"][0]["id"]}).json()
+    r = c.post(f"/api/games/{v['id']}/abandon", json={})
+    assert r.status_code == 200
+    a = r.json()
+    assert a["abandoned"] and a["status"] == "abandoned" and a["legal"] == [] and a["results_saved"] is True
+    assert a["seed"] == 6
+    assert c.post(f"/api/games/{v['id']}/actions", json={"action": "s"}).status_code == 409
+    assert c.post(f"/api/games/{v['id']}/abandon", json={}).status_code == 200  # once is enough
+    recs = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert len(recs) == 1 and recs[0]["abandoned"] and recs[0]["moves"] == v["moves"] and recs[0]["winner"] is None
+    # a finished game is not abandoned by a late request
+    end = _play_to_end(c, _new(c, seed=7, hand_only=True), np.random.default_rng(7))
+    assert not c.post(f"/api/games/{end['id']}/abandon", json={}).json()["abandoned"]
+    # evaluate.py --human-results counts it as abandoned, not as a played game
+    report = evaluate.main(["--human-results", str(tmp_path / "r.jsonl")])
+    assert report["abandoned"] == 1 and report["records"] == 1
+    assert "1 finished game(s), 1 abandoned" in capsys.readouterr().out
+    finished = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()][1:]
+    assert sum(m["hands"] for m in report["matches"]) == sum(len(r["hands"]) for r in finished) == 1
