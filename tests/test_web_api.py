@@ -452,8 +452,9 @@ def test_bench_runs_a_real_server_and_counts_games():
 
     lat = bench.latency(20, "random", seed=0)
     assert lat["moves"]["n"] == 20 and lat["page_load"]["n"] == 50 and lat["moves"]["median_ms"] > 0
-    out = bench.load(clients=2, seconds=2, opponent="random", seed=0)
+    out = bench.load(clients=2, seconds=2, opponent="random", seed=0, replays=1)
     assert out["errors"] == 0 and out["games_lost"] == 0 and out["games_finished"] >= 1
+    assert out["replay_requests"]["n"] >= 1 and out["probe_get_config"]["n"] >= 1
 
 
 # ----------------------------------------------------------------------------- other sites (#36 item 1)

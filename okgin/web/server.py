@@ -335,7 +335,11 @@ def create_app(config: WebConfig | None = None, make: Callable[[str, int], Any] 
     return app
 
 
-def serve(config: WebConfig, port: int = 8000, announce: Callable[[str], None] = print) -> None:
+def _say(text: str) -> None:
+    print(text, flush=True)  # at once, also when stdout is a pipe (the bench reads the URL line)
+
+
+def serve(config: WebConfig, port: int = 8000, announce: Callable[[str], None] = _say) -> None:
     """Run the app with uvicorn on ``config.listen``:``port`` until Ctrl-C (``play.py --web``).
 
     Compiles the game engine (``WebTable.warm_up``) before it prints the URL, saying so, so the
