@@ -19,20 +19,12 @@ from okgin_agents.ppo import load_checkpoint
 
 TINY = TINY_TRAIN + ["--set", "total_timesteps=512", "--set", "device=cpu"]  # conftest's tiny run, 4 updates
 
-# Each rank saves the weights it ends with (train.main returns only the run's path): the network
-# made by make_learner is captured and written to $OUT/rank<RANK>.pt after training.
+# Each rank saves the weights it ends with: train() returns them (TrainResult.network).
 WRAPPER = """
 import os, sys, torch
 from okgin import train
-nets = []
-make = train.make_learner
-def capture(*args, **kwargs):
-    network, optimizer = make(*args, **kwargs)
-    nets.append(network)
-    return network, optimizer
-train.make_learner = capture
-train.main(sys.argv[1:])
-torch.save({k: v.detach().cpu() for k, v in nets[0].state_dict().items()},
+result = train.train(*train.parse_cli(sys.argv[1:]))
+torch.save({k: v.detach().cpu() for k, v in result.network.state_dict().items()},
            os.path.join(os.environ["OKGIN_RANK_OUT"], "rank%s.pt" % os.environ["RANK"]))
 """
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from okgin import train
+from okgin_trainer.storage import Decisions
 from okgin_agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
                               masked_entropy, masked_log_probs, save_checkpoint)
 from okgin_env.actions import NUM_ACTIONS
@@ -79,8 +80,8 @@ def test_per_player_gae_on_a_hand_made_two_player_trajectory():
     values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
     rewards = {4: (-0.3, 0.3)}
     for t, (p, v) in enumerate(zip(players, values)):
-        st.add(train.CARRY + t, env, np.array([p]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
-               np.array([0]), np.array([0.0]), np.array([v]))
+        st.add(train.CARRY + t, env, np.array([p]),
+               Decisions(np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool), np.array([0]), np.array([0.0]), np.array([v])))
         r = rewards.get(t, (0.0, 0.0))
         st.credit(np.array([r], np.float32), np.array([t == 4]))
     adv, ret, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, gamma, lam)
@@ -98,10 +99,10 @@ def test_per_player_gae_on_a_hand_made_two_player_trajectory():
     # the pending decision moves to carry row 1 (player 1) and is trained in the next rollout
     st.carry_over()
     assert st.valid[1, 0] and not st.valid[train.CARRY:].any() and st.values[1, 0] == pytest.approx(0.6)
-    st.add(train.CARRY, env, np.array([0]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
-           np.array([0]), np.array([0.0]), np.array([0.7]))   # P0 moves (its first decision of the hand)
-    st.add(train.CARRY + 1, env, np.array([1]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
-           np.array([0]), np.array([0.0]), np.array([0.8]))   # P1's next decision
+    st.add(train.CARRY, env, np.array([0]),
+               Decisions(np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool), np.array([0]), np.array([0.0]), np.array([0.7])))   # P0 moves (its first decision of the hand)
+    st.add(train.CARRY + 1, env, np.array([1]),
+               Decisions(np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool), np.array([0]), np.array([0.0]), np.array([0.8])))   # P1's next decision
     adv, _, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, gamma, lam)
     assert trainable[1, 0] and not trainable[train.CARRY, 0] and not trainable[train.CARRY + 1, 0]
     assert adv[1, 0] == pytest.approx(0.9 * 0.8 - 0.6)  # bootstraps on P1's own next state, not P0's
@@ -111,8 +112,8 @@ def test_bot_seat_decisions_are_not_stored_and_rewards_reach_the_learner():
     """Learner is player 1 against a bot: the bot's knock pays player 1's last decision."""
     st = train.TurnStorage(num_steps=3, num_envs=1)
     env = np.array([0])
-    st.add(train.CARRY + 1, env, np.array([1]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
-           np.array([0]), np.array([0.0]), np.array([0.5]))
+    st.add(train.CARRY + 1, env, np.array([1]),
+               Decisions(np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool), np.array([0]), np.array([0.0]), np.array([0.5])))
     st.credit(np.array([[0.0, 0.0]], np.float32), np.array([False]))
     st.credit(np.array([[0.4, -0.4]], np.float32), np.array([True]))  # bot (player 0) knocks at step 2
     adv, _, trainable = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, 1.0, 0.95)
@@ -123,8 +124,8 @@ def test_potential_shaping_telescopes_along_a_chain():
     st = train.TurnStorage(num_steps=3, num_envs=1)
     env = np.array([0])
     for t in range(3):
-        st.add(train.CARRY + t, env, np.array([0]), np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool),
-               np.array([0]), np.array([0.0]), np.array([0.0]), np.array([-0.1 * (3 - t)]))
+        st.add(train.CARRY + t, env, np.array([0]),
+               Decisions(np.zeros((1, OBS_SIZE)), np.ones((1, NUM_ACTIONS), bool), np.array([0]), np.array([0.0]), np.array([0.0]), np.array([-0.1 * (3 - t)])))
         st.credit(np.array([[1.0 if t == 2 else 0.0, 0.0]], np.float32), np.array([t == 2]))
     adv, _, _ = train.per_player_gae(st.rewards, st.values, st.dones, st.next_row, st.valid, 1.0, 1.0, st.potentials)
     # gamma = lambda = 1, V = 0: advantage of the first decision = return + (0 - phi(first))

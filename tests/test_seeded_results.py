@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import shutil
 
 import pytest
@@ -79,15 +78,21 @@ def tensorboard_scalars(run: str) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("case,extra", [("tiny", []), ("tiny_3_updates", ["--set", "total_timesteps=384"])])
 def test_the_tiny_training_run_reproduces_its_recorded_curve_and_weights(case, extra, tmp_path, monkeypatch):
+    """``train(config)`` in-process: its per-update metrics (as returned and as TensorBoard holds them), the
+    weights of checkpoint.pt and best.pt, the last evaluation."""
     recorded = FIXTURE["train"][case]
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    result = train.main(TINY_TRAIN + extra + ["--set", f"run_dir={tmp_path}"])
-    assert tensorboard_scalars(result["run_path"]) == recorded["metrics"]
-    assert weights_sha256(os.path.join(result["run_path"], "checkpoint.pt")) == recorded["weights_sha256"]
+    args, _ = train.parse_cli(TINY_TRAIN + extra + ["--set", f"run_dir={tmp_path}"])
+    result = train.train(args)
+    metrics = {tag: [list(x) for x in v] for tag, v in result.metrics.items()
+               if tag != "charts/SPS" and not tag.startswith("eval_time/")}
+    assert metrics == recorded["metrics"]
+    assert tensorboard_scalars(result.run_path) == recorded["metrics"]
+    assert weights_sha256(result.checkpoint) == recorded["weights_sha256"]
     if case == "tiny":
-        assert weights_sha256(os.path.join(result["run_path"], "best.pt")) == recorded["best_sha256"]
-        assert json.loads(json.dumps(result["eval"])) == recorded["eval"]
-        assert result["global_step"] == recorded["global_step"]
+        assert weights_sha256(result.best) == recorded["best_sha256"]
+        assert json.loads(json.dumps(result.last_eval)) == recorded["eval"]
+        assert result.global_step == recorded["global_step"]
 
 
 @pytest.mark.slow
@@ -96,7 +101,7 @@ def test_resuming_a_recorded_checkpoint_gives_the_recorded_weights(tmp_path):
     with the weights of the uninterrupted 3-update run (recorded then)."""
     ckpt = tmp_path / "checkpoint.pt"
     shutil.copy(DATA / "seeded_v1_resume.pt", ckpt)
-    train.main(["--resume", str(ckpt), "--total-timesteps", "384"])
+    train.main(["--resume", str(ckpt), "--total-timesteps", "384"])  # the command's path, as a user resumes
     want = FIXTURE["train"]["resumed_to_3_updates"]["weights_sha256"]
     assert want == FIXTURE["train"]["tiny_3_updates"]["weights_sha256"]
     assert weights_sha256(str(ckpt)) == want

@@ -37,19 +37,26 @@ def move_aside(run_path: str) -> str | None:
     return target
 
 
+def state_fields(state: object) -> tuple[str, ...]:
+    """The field names of the core's game state, a NamedTuple or a dataclass of arrays."""
+    return getattr(state, "_fields", None) or tuple(f.name for f in fields(state))
+
+
 def game_state_dict(game: VectorGame) -> dict:
     """Every array of the games in flight and their RNG, as tensors (``weights_only`` loadable)."""
-    d = {f"state.{f.name}": torch.from_numpy(getattr(game.state, f.name).copy()) for f in fields(game.state)}
+    d = {f"state.{name}": torch.from_numpy(getattr(game.state, name).copy()) for name in state_fields(game.state)}
     d.update({k: torch.from_numpy(v.copy()) for k, v in vars(game).items() if isinstance(v, np.ndarray)})
     d["rng"] = game.rng.bit_generator.state
     return d
 
 
 def load_game_state(game: VectorGame, d: dict) -> None:
+    """Put ``game_state_dict``'s arrays back, in place (the game's arrays keep their identity and dtype). An
+    array the game no longer keeps (a checkpoint of an older core: its rule table, its scratch) is skipped."""
     for k, v in d.items():
         if k == "rng":
             game.rng.bit_generator.state = v
         elif k.startswith("state."):
-            setattr(game.state, k[len("state."):], v.numpy().copy())
-        else:
-            setattr(game, k, v.numpy().copy())
+            np.copyto(getattr(game.state, k[len("state."):]), v.numpy())
+        elif isinstance(getattr(game, k, None), np.ndarray):
+            np.copyto(getattr(game, k), v.numpy())

@@ -19,14 +19,32 @@ from dataclasses import dataclass, field, fields
 
 import yaml
 
-from okgin_agents.ppo import FEATURES
+from okgin_agents.ppo import FEATURES, load_checkpoint
 from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.agent_specs import registered_specs
 from okgin_env.rules import Rules
-from okgin_trainer.resume import RESUME_OVERRIDABLE, resume_config
 
 #: opponent_mix's own opponents besides agent specs
 MIX_KINDS = ("self", "snapshot")
+
+#: config keys ``--set`` may change on resume; anything else would make the run a different run
+RESUME_OVERRIDABLE = ("total_timesteps", "device", "num_threads", "log_every", "progress_bar")
+
+
+def resume_config(path: str, overrides: dict) -> dict:
+    """The config of the run saved in checkpoint ``path`` with ``overrides`` applied.
+
+    ValueError when ``path`` is an exported agent (no training state) or an override changes a key
+    outside ``RESUME_OVERRIDABLE``; FileNotFoundError / ValueError from ``load_checkpoint`` otherwise.
+    """
+    ckpt = load_checkpoint(path)
+    if "train_state" not in ckpt:
+        raise ValueError(f"{path} is an exported agent without training state; cannot resume it")
+    changed = sorted(set(overrides) - set(RESUME_OVERRIDABLE))
+    if changed:
+        raise ValueError(f"--resume keeps the run's config; only {', '.join(RESUME_OVERRIDABLE)} may be "
+                         f"changed (got {', '.join(changed)})")
+    return {**ckpt["args"], **overrides}
 
 
 def arg(default, help: str):
