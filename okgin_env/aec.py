@@ -287,7 +287,7 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is not None:
             self._last_actions[player] = record_action(self.game.state, 0, a)
         self._act[0] = a
-        out = self.game.step_reusing(self._act, checked=True)  # legal: checked by the caller; read at once
+        out = self.game.step(self._act, checked=True)  # legal: checked by the caller; its buffers are read at once
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0

@@ -177,3 +177,36 @@ def test_pickles_as_the_checked_env():
     e = okgin_env.env(knock_limit=5)
     again = pickle.loads(pickle.dumps(e))
     assert isinstance(again, OkginAECEnv) and again.rules.knock_limit == 5
+
+
+def test_returned_observations_are_not_overwritten_by_later_steps():
+    """A replay buffer keeps the arrays it is given: the env (and the core's reused step buffers
+    under it) must never write into an observation, mask or info array it has handed out."""
+    import gymnasium
+
+    e = okgin_env.env()
+    e.reset(seed=1)
+    rng = np.random.default_rng(1)
+    kept = []
+    for agent in e.agent_iter(200):
+        obs, _, term, trunc, info = e.last()
+        kept.append((obs, {k: v for k, v in obs.items()}, {k: np.array(v) for k, v in obs.items()}))
+        e.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if not e.agents:
+            e.reset()
+    for obs, _, copy in kept:
+        for key in copy:
+            np.testing.assert_array_equal(obs[key], copy[key])
+    single = gymnasium.make("okgin/OklahomaGin-v0", opponent="random", obs_format="dict")
+    obs, info = single.reset(seed=2)
+    history = []
+    for _ in range(200):
+        history.append(({k: v for k, v in obs.items()}, {k: np.array(v) for k, v in obs.items()},
+                        info["action_mask"], np.array(info["action_mask"])))
+        obs, _, term, trunc, info = single.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term or trunc:
+            obs, info = single.reset()
+    for obs, copy, mask, mask_copy in history:
+        for key in copy:
+            np.testing.assert_array_equal(obs[key], copy[key])
+        np.testing.assert_array_equal(mask, mask_copy)

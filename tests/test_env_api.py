@@ -101,6 +101,8 @@ def test_metadata_spaces_and_agents():
     assert e.state_space.shape == (STATE_SIZE,)
 
 
+@pytest.mark.skipif(not hasattr(pettingzoo, "make"), reason="PettingZoo < 1.27 has no registry (okgin_env.env() is the "
+                    "way there; .ci/run checks the envs at pyproject's floors)")
 def test_pettingzoo_registry():
     e = pettingzoo.make("aec", "okgin/OklahomaGin-v0", episode="game")
     e.reset(seed=0)
