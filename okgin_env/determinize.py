@@ -60,12 +60,14 @@ from . import melds as _melds
 from .cards import HAND_SIZE, NUM_CARDS
 from .constants import (FULL_STOCK, NUM_DECISION_PHASES, NUM_KNOCK_LIMITS, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,
                         PH_OFFER_NONDEALER, UPCARD_POS)
-from .core import (EPISODES, ST_CURRENT_PLAYER, ST_DEALER, ST_DECK, ST_DECLINED, ST_DISCARDED, ST_HANDS, ST_HANDS_WON,
-                   ST_KNOCK_LIMIT, ST_PHASE, ST_PILE, ST_PILE_SIZE, ST_SCORES, ST_STOCK_NEXT, ST_TAKEN, ST_TAKEN_CARD,
-                   ST_TURNS, GameState)
+from .core import EPISODES
+from .kernels import meld_scratch
+from .records import GameState, plain
 from .observation import (CANNOT_DISCARD, DISCARD_TOP, IS_DEALER, KNOCK_LIMIT, OBS_SIZE, OPP_DECLINED,
                           OPP_DISCARDED, OPP_TAKEN, OWN_HAND, PHASE, PILE_BURIED, SCORES, STOCK_SCALE, STOCK_SIZE)
-from .rules import Rules
+from typing import NamedTuple
+
+from .rules import RuleParams, Rules, rule_params
 
 _RUN_DW = _melds.RUN_DEADWOOD  # read as a global by the kernel (numba freezes it), as the core's kernels do
 
@@ -165,136 +167,186 @@ def determinize(observations: np.ndarray, worlds: int, rng: np.random.Generator 
         fresh = rng.random((n, NUM_CARDS)) if row_seeds is None else _permute_keys(keys)
         stock_order = np.argsort(fresh, axis=1)
     s = GameState.empty(n)
-    target = rules.target_score if episode == "game" else 0
-    _determinize_kernel(obs, int(worlds), int(player), order, stock_order, draws.astype(np.int64),
-                        not rules.discard_taken_card, target, rules.max_turns_per_hand, s.arrays())
+    deal = WorldDeal(order=order, stock_order=stock_order, opponent_draws=draws.astype(np.int64))
+    determinize_kernel(obs, int(worlds), int(player), plain(deal), plain(rule_params(rules, episode)), s.arrays())
     return s
 
 
+class WorldDeal(NamedTuple):
+    """How the unseen cards are dealt in each world (row i of the sampled states)."""
+
+    order: np.ndarray  #: (n, 52) int64 the unseen cards go to the opponent's hand in this order
+    stock_order: np.ndarray  #: (n, 52) int64 ... and the rest to the stock in this one
+    opponent_draws: np.ndarray  #: (B,) int64 the prior's extra cards per observation (0: uniform)
+
+
+class Seen(NamedTuple):
+    """What one observation shows, as the kernel reads it."""
+
+    phase: int
+    top: int  #: the top of the pile, -1 none
+    blocked: int  #: the card taken from the pile this turn, when it may not be discarded; -1 none
+    limit: int  #: the knock limit
+    stock: int  #: cards in the stock
+
+
 @njit(cache=True)
-def _determinize_kernel(obs, worlds, p, order, stock_order, draws, blocks_taken, target, max_turns, st):
+def determinize_kernel(obs, worlds, p, deal, rules, st):
     """Write world ``i % worlds`` of observation ``i // worlds`` into row i of the state ``st``
-    (``GameState.arrays()``, read by the ST_* indices): ``order[i]`` deals the unseen cards to the
-    opponent, ``stock_order[i]`` orders the stock; see ``determinize`` for the other arguments."""
-    s_deck, s_hands, s_stock_next, s_pile = st[ST_DECK], st[ST_HANDS], st[ST_STOCK_NEXT], st[ST_PILE]
-    s_pile_size, s_dealer, s_cur, s_phase = st[ST_PILE_SIZE], st[ST_DEALER], st[ST_CURRENT_PLAYER], st[ST_PHASE]
-    s_taken_card, s_knock_limit, s_turns = st[ST_TAKEN_CARD], st[ST_KNOCK_LIMIT], st[ST_TURNS]
-    s_scores, s_hands_won, s_taken = st[ST_SCORES], st[ST_HANDS_WON], st[ST_TAKEN]
-    s_discarded, s_declined = st[ST_DISCARDED], st[ST_DECLINED]
+    (records as plain tuples: a ``WorldDeal``, the ``RuleParams``, the ``GameState``); player p
+    is the observer. See ``determinize`` for what is sampled and what is chosen."""
+    deal, rules, st = WorldDeal(*deal), RuleParams(*rules), GameState(*st)
     q = 1 - p
+    s = meld_scratch()
     rest = np.empty(NUM_CARDS, np.int64)  # the non-stock cards, upcard first
-    ms = np.empty(4, np.int64)
-    after = np.empty(NUM_CARDS, np.int64)
-    cand = np.empty(4, np.int64)
-    tmp = np.empty(4, np.int64)
-    for i in range(order.shape[0]):
+    avail = np.empty(NUM_CARDS, np.bool_)
+    for i in range(deal.order.shape[0]):
         o = obs[i // worlds]
-        ph = PH_OFFER_NONDEALER  # (set below: the observation's phase one-hot was checked)
-        for k in range(NUM_DECISION_PHASES):
-            if o[PHASE + k] > 0.5:
-                ph = k
-        top = -1
-        blocked = -1
-        limit = 0
-        for c in range(NUM_CARDS):
-            if o[DISCARD_TOP + c] > 0.5:
-                top = c
-            if o[CANNOT_DISCARD + c] > 0.5 and blocks_taken:
-                blocked = c
-        for k in range(NUM_KNOCK_LIMITS):
-            if o[KNOCK_LIMIT + k] > 0.5:
-                limit = k
-        stock = int(o[STOCK_SIZE] * STOCK_SCALE + 0.5)
-        # --- the pile: buried cards in index order, the top card last
-        n_pile = 0
-        for c in range(NUM_CARDS):
-            if o[PILE_BURIED + c] > 0.5:
-                s_pile[i, n_pile] = c
-                n_pile += 1
-        if top >= 0:
-            s_pile[i, n_pile] = top
-            n_pile += 1
-        s_pile_size[i] = n_pile
-        # --- known hands and the public history
-        n_opp = 0
-        own_taken = 0
-        for c in range(NUM_CARDS):
-            own = o[OWN_HAND + c] > 0.5
-            opp_taken = o[OPP_TAKEN + c] > 0.5
-            opp_disc = o[OPP_DISCARDED + c] > 0.5
-            in_pile = o[PILE_BURIED + c] > 0.5 or c == top
-            s_hands[i, p, c] = own
-            s_hands[i, q, c] = opp_taken
-            s_taken[i, q, c] = opp_taken
-            s_discarded[i, q, c] = opp_disc
-            s_declined[i, q, c] = o[OPP_DECLINED + c] > 0.5
-            s_taken[i, p, c] = own and (opp_disc or c == blocked)
-            s_discarded[i, p, c] = ph >= PH_DRAW and (in_pile or opp_taken) and not opp_disc
-            s_declined[i, p, c] = ph == PH_FORCED_DRAW and c == top
-            n_opp += opp_taken
-            if s_taken[i, p, c] and c != blocked:
-                own_taken += 1
-        # --- deal the unseen cards: the opponent's hand first, then the stock, in random order
+        seen = _read_observation(o, not rules.discard_taken_card)
+        n_pile = _lay_pile(i, o, seen.top, st)
+        n_opp, own_taken = _known_cards(i, o, p, seen, st)
         n_known = n_opp  # cards the opponent took from the pile: each a completed turn of its own
-        stock_next = NUM_CARDS - stock
-        extra = draws[i // worlds]
+        # --- deal the unseen cards: the opponent's hand first, then the stock, in random order
+        for c in range(NUM_CARDS):
+            avail[c] = not (st.hands[i, p, c] or st.hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == seen.top)
+        extra = deal.opponent_draws[i // worlds]
         for t in range(NUM_CARDS):
-            c = order[i, t]
-            if n_opp < HAND_SIZE + extra and not (s_hands[i, p, c] or s_hands[i, q, c] or
-                                                  o[PILE_BURIED + c] > 0.5 or c == top):
-                s_hands[i, q, c] = True
+            c = deal.order[i, t]
+            if n_opp < HAND_SIZE + extra and avail[c]:
+                st.hands[i, q, c] = True
                 n_opp += 1
-        n_opp = min(n_opp, HAND_SIZE + extra)
-        for _ in range(n_opp - HAND_SIZE):  # the prior: drop the card that leaves the least deadwood
-            _melds.masks_of_row(s_hands[i, q], ms)
-            _melds.deadwood_after_discard_of_masks(ms, _RUN_DW, after, cand, tmp)
-            drop = -1
-            for c in range(NUM_CARDS):
-                if s_hands[i, q, c] and not s_taken[i, q, c] and (drop < 0 or after[c] < after[drop]):
-                    drop = c
-            s_hands[i, q, drop] = False
+        _drop_extra(i, q, min(n_opp, HAND_SIZE + extra) - HAND_SIZE, st, s)
+        stock_next = NUM_CARDS - seen.stock
+        for c in range(NUM_CARDS):
+            avail[c] = not (st.hands[i, p, c] or st.hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == seen.top)
         j = stock_next
         for t in range(NUM_CARDS):
-            c = stock_order[i, t]
-            if not (s_hands[i, p, c] or s_hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == top):
-                s_deck[i, j] = c
+            c = deal.stock_order[i, t]
+            if avail[c]:
+                st.deck[i, j] = c
                 j += 1
-        # --- the upcard and the rest of the deck (dealt cards: order irrelevant)
-        if n_pile > 0:
-            up = s_pile[i, 0]  # the top card during the offer (the pile is the upcard alone)
-        elif blocked >= 0:
-            up = blocked  # the pile is empty only right after the upcard was taken
-        else:
-            up = -1
-            for c in range(NUM_CARDS):
-                if up < 0 and s_hands[i, p, c]:
-                    up = c
-        rest[0] = up
-        m = 1
-        for c in range(NUM_CARDS):
-            if c != up and (s_hands[i, p, c] or s_hands[i, q, c] or o[PILE_BURIED + c] > 0.5 or c == top):
-                rest[m] = c
-                m += 1
-        for k in range(stock_next):  # rest[0] -> deck[20], rest[1..20] -> deck[0..19], then deck[21..]
-            pos = UPCARD_POS if k == 0 else (k - 1 if k <= UPCARD_POS else k)
-            s_deck[i, pos] = rest[k]
-        s_stock_next[i] = stock_next
-        # --- who, what, when
-        s_dealer[i] = p if o[IS_DEALER] > 0.5 else q
-        s_cur[i] = p
-        s_phase[i] = ph
-        s_taken_card[i] = blocked if ph == PH_DISCARD else -1
-        s_knock_limit[i] = limit
-        drew_now = 1 if ph == PH_DISCARD and blocked < 0 and n_pile > 0 else 0
-        turns = 0
-        if ph >= PH_DRAW:  # completed turns (the offer has none): stock draws and pile takes the observation shows
-            turns = (FULL_STOCK - stock - drew_now) + n_known + own_taken
-        s_turns[i] = max(0, min(turns, max_turns - 1))
-        if target > 0:
-            for who, off in ((p, 0), (q, 1)):
-                s_scores[i, who] = int(o[SCORES + off] * target + 0.5)
-                s_hands_won[i, who] = 1 if s_scores[i, who] > 0 else 0
+        _rest_of_deck(i, p, n_pile, seen.blocked, avail, stock_next, st, rest)
+        _who_and_when(i, o, p, seen, n_pile, n_known + own_taken, rules, st)
 
+
+@njit(cache=True, inline="always")
+def _read_observation(o, blocks_taken):
+    ph = PH_OFFER_NONDEALER  # (set below: the observation's phase one-hot was checked)
+    for k in range(NUM_DECISION_PHASES):
+        if o[PHASE + k] > 0.5:
+            ph = k
+    top = -1
+    blocked = -1
+    limit = 0
+    for c in range(NUM_CARDS):
+        if o[DISCARD_TOP + c] > 0.5:
+            top = c
+        if o[CANNOT_DISCARD + c] > 0.5 and blocks_taken:
+            blocked = c
+    for k in range(NUM_KNOCK_LIMITS):
+        if o[KNOCK_LIMIT + k] > 0.5:
+            limit = k
+    return Seen(ph, top, blocked, limit, int(o[STOCK_SIZE] * STOCK_SCALE + 0.5))
+
+
+@njit(cache=True, inline="always")
+def _lay_pile(i, o, top, st):
+    """The pile: buried cards in index order, the top card last; returns its size."""
+    n_pile = 0
+    for c in range(NUM_CARDS):
+        if o[PILE_BURIED + c] > 0.5:
+            st.pile[i, n_pile] = c
+            n_pile += 1
+    if top >= 0:
+        st.pile[i, n_pile] = top
+        n_pile += 1
+    st.pile_size[i] = n_pile
+    return n_pile
+
+
+@njit(cache=True, inline="always")
+def _known_cards(i, o, p, seen, st):
+    """The observer's hand, the opponent's known cards and the public history. Returns (the
+    opponent's known cards, the cards the observer took from the pile in earlier turns)."""
+    q = 1 - p
+    n_opp = 0
+    own_taken = 0
+    for c in range(NUM_CARDS):
+        own = o[OWN_HAND + c] > 0.5
+        opp_taken = o[OPP_TAKEN + c] > 0.5
+        opp_disc = o[OPP_DISCARDED + c] > 0.5
+        in_pile = o[PILE_BURIED + c] > 0.5 or c == seen.top
+        st.hands[i, p, c] = own
+        st.hands[i, q, c] = opp_taken
+        st.taken[i, q, c] = opp_taken
+        st.discarded[i, q, c] = opp_disc
+        st.declined[i, q, c] = o[OPP_DECLINED + c] > 0.5
+        st.taken[i, p, c] = own and (opp_disc or c == seen.blocked)
+        st.discarded[i, p, c] = seen.phase >= PH_DRAW and (in_pile or opp_taken) and not opp_disc
+        st.declined[i, p, c] = seen.phase == PH_FORCED_DRAW and c == seen.top
+        n_opp += opp_taken
+        if st.taken[i, p, c] and c != seen.blocked:
+            own_taken += 1
+    return n_opp, own_taken
+
+
+@njit(cache=True)
+def _drop_extra(i, q, n_drop, st, s):
+    """The prior: drop the opponent's card that leaves the least deadwood, ``n_drop`` times."""
+    for _ in range(n_drop):
+        _melds.masks_of_row(st.hands[i, q], s.mine)
+        _melds.deadwood_after_discard_of_masks(s.mine, _RUN_DW, s.per_card, s.cand, s.tmp)
+        drop = -1
+        for c in range(NUM_CARDS):
+            if st.hands[i, q, c] and not st.taken[i, q, c] and (drop < 0 or s.per_card[c] < s.per_card[drop]):
+                drop = c
+        st.hands[i, q, drop] = False
+
+
+@njit(cache=True, inline="always")
+def _rest_of_deck(i, p, n_pile, blocked, in_stock, stock_next, st, rest):
+    """The upcard and the dealt cards (their order is irrelevant): deck[20], then deck[0..19]."""
+    if n_pile > 0:
+        up = st.pile[i, 0]  # the top card during the offer (the pile is the upcard alone)
+    elif blocked >= 0:
+        up = blocked  # the pile is empty only right after the upcard was taken
+    else:
+        up = -1
+        for c in range(NUM_CARDS):
+            if up < 0 and st.hands[i, p, c]:
+                up = c
+    rest[0] = up
+    m = 1
+    for c in range(NUM_CARDS):
+        if c != up and not in_stock[c]:
+            rest[m] = c
+            m += 1
+    for k in range(stock_next):  # rest[0] -> deck[20], rest[1..20] -> deck[0..19], then deck[21..]
+        pos = UPCARD_POS if k == 0 else (k - 1 if k <= UPCARD_POS else k)
+        st.deck[i, pos] = rest[k]
+    st.stock_next[i] = stock_next
+
+
+@njit(cache=True, inline="always")
+def _who_and_when(i, o, p, seen, n_pile, pile_turns, rules, st):
+    """Dealer, mover, phase, knock limit, completed turns and (game episodes) the scores."""
+    q = 1 - p
+    ph = seen.phase
+    st.dealer[i] = p if o[IS_DEALER] > 0.5 else q
+    st.current_player[i] = p
+    st.phase[i] = ph
+    st.taken_card[i] = seen.blocked if ph == PH_DISCARD else -1
+    st.knock_limit[i] = seen.limit
+    drew_now = 1 if ph == PH_DISCARD and seen.blocked < 0 and n_pile > 0 else 0
+    turns = 0
+    if ph >= PH_DRAW:  # completed turns (the offer has none): stock draws and pile takes the observation shows
+        turns = (FULL_STOCK - seen.stock - drew_now) + pile_turns
+    st.turns[i] = max(0, min(turns, rules.max_turns_per_hand - 1))
+    if rules.game_episode:
+        target = rules.target_score
+        for who, off in ((p, 0), (q, 1)):
+            st.scores[i, who] = int(o[SCORES + off] * target + 0.5)
+            st.hands_won[i, who] = 1 if st.scores[i, who] > 0 else 0
 
 
 @njit(cache=True, inline="always")

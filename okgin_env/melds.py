@@ -26,7 +26,7 @@ from .cards import CARD_POINTS, NUM_CARDS, NUM_RANKS, NUM_SUITS
 
 DEADWOOD_NOT_HELD = 999  #: deadwood_after_discard value for cards not in the hand
 NO_MELD = -1  #: meld_id of a deadwood card or a card not in the hand
-_RANK_POINTS = CARD_POINTS[:NUM_RANKS].astype(np.int64)
+RANK_POINTS = CARD_POINTS[:NUM_RANKS].astype(np.int64)
 
 
 def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
@@ -47,7 +47,7 @@ def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
             if r - start >= 3:
                 melded[m] |= block
             else:
-                dead[m] += sum(_RANK_POINTS[k] for k in range(start, r))
+                dead[m] += sum(RANK_POINTS[k] for k in range(start, r))
     return dead, melded
 
 
@@ -636,5 +636,5 @@ def showdown(knocker: np.ndarray, defender: np.ndarray) -> Showdown:
     meld_id = np.empty((b, NUM_CARDS), np.int8)
     laid_off = np.empty((b, NUM_CARDS), np.bool_)
     out = np.empty((b, 2), np.int64)
-    _showdown_kernel(hand_masks(k), hand_masks(d), RUN_DEADWOOD, RUN_MELDED, _RANK_POINTS, meld_id, laid_off, out)
+    _showdown_kernel(hand_masks(k), hand_masks(d), RUN_DEADWOOD, RUN_MELDED, RANK_POINTS, meld_id, laid_off, out)
     return Showdown(out[:, 0], out[:, 1], out[:, 0] == 0, meld_id, laid_off)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .suggest import unknown_names_message
 
 NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
+#: ``RuleParams.next_dealer``: the index of the choice in NEXT_DEALER_CHOICES
+WINNER_DEALS, LOSER_DEALS, DEALERS_ALTERNATE = range(len(NEXT_DEALER_CHOICES))
 #: allowed range of each integer option: a hand scores at most 2 x (98 + 1000) points, a game
 #: at most ~10,000 + that, far inside int32; turns are counted in int16 (max 32,767)
 _INT_RANGES = {"gin_bonus": (0, 1000), "undercut_bonus": (0, 1000), "target_score": (1, 10000),
@@ -104,3 +106,31 @@ def _parse_value(text: str) -> Any:
         return int(text)
     except ValueError:
         return text
+
+
+# ------------------------------------------------------------------ the kernels' view of the rules
+
+class RuleParams(NamedTuple):
+    """The rules and the episode kind as the numba kernels read them (``rules.knock_limit``):
+    plain numbers, built by ``rule_params``. A new rule option that a kernel reads gets a field here."""
+
+    knock_limit: int  #: a fixed knock limit 0-10, or -1: the upcard's knock value
+    gin_bonus: int
+    undercut_bonus: int
+    next_dealer: int  #: WINNER_DEALS, LOSER_DEALS or DEALERS_ALTERNATE
+    discard_taken_card: bool
+    spade_double: bool
+    target_score: int
+    game_bonuses: bool
+    max_turns_per_hand: int
+    game_episode: bool  #: episodes are games (hands until target_score), not single hands
+
+
+def rule_params(rules: Rules, episode: str) -> RuleParams:
+    """``rules`` and the episode kind ("hand" or "game") as the kernels read them."""
+    return RuleParams(
+        knock_limit=-1 if rules.knock_limit == "upcard" else int(rules.knock_limit), gin_bonus=int(rules.gin_bonus),
+        undercut_bonus=int(rules.undercut_bonus), next_dealer=NEXT_DEALER_CHOICES.index(rules.next_dealer),
+        discard_taken_card=bool(rules.discard_taken_card), spade_double=bool(rules.spade_double),
+        target_score=int(rules.target_score), game_bonuses=bool(rules.game_bonuses),
+        max_turns_per_hand=int(rules.max_turns_per_hand), game_episode=episode == "game")

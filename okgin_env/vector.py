@@ -76,7 +76,7 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import NUM_ACTIONS, TERMINAL_ACTION, action_text, legal_listing
 from .agent_specs import checked_actions, illegal_action_error, resolve_agent
-from .core import F_NEED_DEAL, OUT_FLAGS, OUT_NEXT_DEALER, HandResult, VectorGame
+from .core import HandResult, VectorGame
 from .features import learner_input
 from .hand_info import SUMMARY_FIELDS
 from .observation import OBS_SIZE
@@ -84,8 +84,9 @@ from .options import (DICT_KEYS, ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig
                       warn_unknown_reset_options)
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
-from .vector_kernels import (E_DONE, E_TERMINATED, E_TRUNCATED, advance, clear_log, close_episodes, illegal_rows,
-                             merge_logs, opponent_move, views)
+from .records import plain
+from .vector_kernels import (EnvArrays, LearnerStep, RewardRule, advance_kernel, clear_log, close_episodes,
+                             illegal_rows, merge_logs, opponent_move, views_kernel)
 
 class HandLog:
     """The hands that ended in each game during one step (or reset): how many, the learner's net
@@ -94,7 +95,7 @@ class HandLog:
     def __init__(self, n: int) -> None:
         self.count = np.zeros(n, np.int32)
         self.net = np.zeros(n, np.float64)
-        self.result = HandResult(n)
+        self.result = HandResult.blank(n)
 
     def clear(self, games: np.ndarray | None = None) -> None:
         if games is None:  # the rows with hands only: the others are blank already
@@ -103,12 +104,12 @@ class HandLog:
         sel = games
         self.count[sel] = 0
         self.net[sel] = 0.0
-        self.result.ints[sel] = -1
-        self.result.bools[sel] = False
+        for a in self.result:
+            a[sel] = False if a.dtype == bool else -1
 
     def arrays(self) -> tuple:
-        """(count, net, result ints, result bools): how ``vector_kernels.advance`` books into it."""
-        return (self.count, self.net, self.result.ints, self.result.bools)
+        """(count, net, result): how ``vector_kernels.advance`` books into it (``vector_kernels.HandLog``)."""
+        return (self.count, self.net, tuple(self.result))
 
     @staticmethod
     def merged(a: "HandLog", b: "HandLog", rows_b: np.ndarray) -> "HandLog":
@@ -123,12 +124,10 @@ class HandLog:
         rows = games & (self.count > 0)
         if not rows.any():
             return {}
-        result = HandResult.__new__(HandResult)  # views into one copy of the packed rows, not a copy per field
-        result.ints, result.bools = (self.result.ints.copy(), self.result.bools.copy()) if copy else \
-            (self.result.ints, self.result.bools)
         hr: dict[str, Any] = {}
         for key, prop in SUMMARY_FIELDS.items():
-            hr[key] = getattr(result, prop)
+            a = getattr(self.result, prop)
+            hr[key] = a.copy() if copy else a
             hr[f"_{key}"] = rows
         return {"hand_result": hr, "_hand_result": rows, "net_points": self.net.copy() if copy else self.net,
                 "_net_points": rows, "hands": self.count.copy() if copy else self.count, "_hands": rows}
@@ -181,8 +180,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._terminal_mask[:, TERMINAL_ACTION] = True
         # scratch of the fused rounds (okgin_env.vector_kernels): games whose view is to be written,
         # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
-        self._st = self.game.state.arrays()
-        self._rp = self.game.rule_params
+        self._core = self.game.kernel_core
         self._changed = np.zeros(n, bool)
         self._ended_idx = np.zeros(n, np.int64)
         self._real_idx = np.zeros(n, np.int64)
@@ -193,15 +191,15 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._opp_idx = np.zeros(n, np.int64)
         self._actions = np.zeros(n, np.int64)
         self._move = np.zeros(n, bool)
-        self._out, self._res = self.game.step_buffers()
-        self._res_arrays = self._res.arrays()
         self._game_episode = self.config.episode == "game"
-        # the kernels' views of the arrays above (okgin_env.vector_kernels: EV_* and RW_* name the
-        # fields); the arrays are written in place, never rebound
-        self._env_arrays = (self._seat, self._pending, self._changed, self._actions, self._move, self.game.mask_buffer,
-                            self._step_log.arrays(), self._reset_log.arrays(), self._opp_idx, self._ended_idx,
-                            self._real_idx, self._skip)
-        self._reward_cfg = (self._points, self._scale, self._game_episode)
+        # the kernels' records of the arrays above (okgin_env.vector_kernels), as plain tuples; the
+        # arrays are written in place, never rebound
+        self._env_arrays = plain(EnvArrays(
+            seat=self._seat, pending=self._pending, changed=self._changed, actions=self._actions, move=self._move,
+            mask=self.game.mask_buffer, step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays(),
+            opp_idx=self._opp_idx, ended_idx=self._ended_idx, real_idx=self._real_idx, skip=self._skip))
+        self._reward_cfg = plain(RewardRule(points=self._points, scale=float(self._scale),
+                                            game_episode=self._game_episode))
         self._ready = False
 
     # ---------------------------------------------------------------- opponent
@@ -331,16 +329,16 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         """
         n = self.num_envs
         ends = np.zeros((3, n), bool)
-        done, terminated, truncated = ends[E_DONE], ends[E_TERMINATED], ends[E_TRUNCATED]
-        step = (reward, fresh, self._obs)
+        done, terminated, truncated = ends  # vector_kernels.Ends, by row
+        step = plain(LearnerStep(reward=reward, fresh=fresh, obs=self._obs))
         final_obs = final_seat = None
         k = -1  # games the opponent is to move in, once their views are written
         while True:
             if over or illegal is not None:
                 final_views = np.empty((n, OBS_SIZE), np.float32)
                 n_ended, n_real, n_skip = close_episodes(
-                    self._rp, self._st, self._out, self._env_arrays, step,
-                    self._no_illegal if illegal is None else illegal, ends, final_views)
+                    self._core, self._env_arrays, step, self._no_illegal if illegal is None else illegal,
+                    (done, terminated, truncated), final_views)
                 if n_real:
                     if final_obs is None:
                         final_obs = np.empty(n, dtype=object)  # numpy fills it with None
@@ -362,7 +360,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 k = -1
             if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
                 opp_obs, opp_mask = self._opponent_buffers()
-                k = views(self._rp, self._st, self._env_arrays, step, (opp_obs, opp_mask), self._opp_observes)
+                k = views_kernel(self._core, self._env_arrays, step, (opp_obs, opp_mask), self._opp_observes)
             if k == 0:
                 self._mask = self.game.mask_buffer.copy()
                 return done, terminated, truncated, final_obs, final_seat
@@ -386,22 +384,21 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
                                check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
-        bad, deals, over, k = opponent_move(idx, acts, self._rp, self._st, self._res_arrays, self._out,
-                                            self._env_arrays, self._reward_cfg, (reward, fresh, self._obs),
-                                            (opp_obs, opp_mask), self._opp_observes)
+        bad, deals, over, k = opponent_move(idx, acts, self._core, self._env_arrays, self._reward_cfg,
+                                            (reward, fresh, self._obs), (opp_obs, opp_mask), self._opp_observes)
         if bad >= 0:
             raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
         if deals:  # a game episode goes on with a new hand
-            self.game.deal_next_hands(self._out[OUT_FLAGS][F_NEED_DEAL], self._out[OUT_NEXT_DEALER])
+            self.game.deal_next_hands(self.game.core.out.need_deal, self.game.core.out.next_dealer)
         return over, k, opp_obs, opp_mask
 
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
         ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
-        deals, over = advance(idx, acts, self._rp, self._st, self._res_arrays, self._out, self._env_arrays,
-                              self._reward_cfg, (reward, fresh, self._obs))
+        deals, over = advance_kernel(idx, acts, self._core, self._env_arrays, self._reward_cfg,
+                                     (reward, fresh, self._obs))
         if deals:  # a game episode goes on with a new hand
-            self.game.deal_next_hands(self._out[OUT_FLAGS][F_NEED_DEAL], self._out[OUT_NEXT_DEALER])
+            self.game.deal_next_hands(self.game.core.out.need_deal, self.game.core.out.next_dealer)
         return over
 
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:

@@ -1,45 +1,31 @@
-"""The kernel boundary of ``okgin_env.core``: fields by name, every output float written, the picker.
+"""The kernel boundary of ``okgin_env.core``: the state record, every output float written, the picker.
 
-The kernels take the state as one tuple read through index constants (``st[ST_HANDS]``); these
-tests pin that the constants follow the dataclass, that the phases the kernels write are the
-``Phase`` enum's, and that the pieces rewritten for speed still do what the slow forms did.
+The kernels take the state as the ``GameState`` record itself (its plain tuple across the Python
+boundary); these tests pin that, that the phases the kernels write are the ``Phase`` enum's, and
+that the pieces rewritten for speed still do what the slow forms did.
 """
 
 from __future__ import annotations
-
-from dataclasses import fields
 
 import numpy as np
 import pytest
 
 from okgin_env import core
 from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import GameState, HandResult, Phase, VectorGame, random_legal_actions
+from okgin_env.core import GameState, Phase, VectorGame, random_legal_actions
+from okgin_env.kernels import observe_kernel
+from okgin_env.records import ObserveRequest
 from okgin_env.observation import OBS_SIZE
 from okgin_env.rules import Rules
 
 
-def test_state_index_constants_follow_the_dataclass_fields():
-    names = [f.name for f in fields(GameState)]
+def test_the_state_record_is_the_game_state():
+    # the kernels receive GameState's own fields in its own order: nothing else keeps an order
     state = GameState.empty(3)
-    arrays = state.arrays()
-    assert len(arrays) == len(names)
-    for name in names:
-        assert arrays[getattr(core, "ST_" + name.upper())] is getattr(state, name)
-
-
-def test_result_index_constants_follow_the_packed_arrays():
-    r = HandResult(2)
-    packed = r.arrays()
-    assert packed[core.RES_INTS] is r.ints and packed[core.RES_BOOLS] is r.bools
-    assert packed[core.RES_CARDS] is r.cards and packed[core.RES_MELD_ID] is r.meld_id
-
-
-def test_a_misordered_index_constant_fails_at_import_time():
-    # The same check the module runs on itself, fed a field list whose first two names are swapped.
-    swapped = ("hands", "deck") + core._STATE_FIELDS[2:]
-    with pytest.raises(RuntimeError, match="ST_HANDS must be 0"):
-        core._check_indices("ST_", swapped)
+    assert state.arrays() == tuple(state) and GameState(*state.arrays()) == state
+    assert state.stock_next is state.arrays()[GameState._fields.index("stock_next")]
+    rows = state.rows([2, 0])
+    assert all(len(a) == 2 for a in rows) and rows.taken_card.tolist() == [-1, -1]
 
 
 def test_phase_constants_are_the_enum_values():
@@ -84,7 +70,8 @@ def test_observe_kernel_writes_every_float(episode):
         for players in (mover, np.where(mover >= 0, 1 - mover, -1)):
             obs = np.full((64, OBS_SIZE), np.nan, np.float32)
             mask = np.ones((64, NUM_ACTIONS), bool)
-            core._observe_kernel(np.arange(64), players, True, game._rp, game.state.arrays(), obs, mask)
+            ask = ObserveRequest(np.arange(64), players, np.arange(64), np.zeros(0, bool), True)
+            observe_kernel(game.kernel_core, ask, (obs, mask), (obs, mask))
             assert not np.isnan(obs).any()
             if players is mover:
                 np.testing.assert_array_equal(obs, out.observation)

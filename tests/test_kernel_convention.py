@@ -1,24 +1,26 @@
-"""One kernel convention across the env: named tuples of arrays, one module of constants, public names.
+"""One kernel convention across the env: named records, one module of constants, public names.
 
-``okgin_env.core``'s kernels take the state as one tuple read through import-checked indices
-(``st[ST_HANDS]``). The vector env's fused kernels (``okgin_env.vector_kernels``) and the
-determinization kernel take the same tuples, plus the env's own arrays as tuples read the same
-way (``env[EV_SEAT]``); the phases and the game's fixed numbers come from ``okgin_env.constants``;
-the vector env and the search reach the game through ``VectorGame``'s public surface. These tests
-pin each of those, so that a swapped tuple entry or a second definition fails here, not as
-subtly wrong games.
+The kernels (``okgin_env.kernels``, ``okgin_env.vector_kernels``, ``okgin_env.determinize``) take
+named records (``okgin_env.records``, ``okgin_env.rules.RuleParams``, the vector env's own) and
+read every field by name: no group of index constants is left to keep in order. What one module
+shares with another is public; the phases and the game's fixed numbers come from
+``okgin_env.constants``; the vector env and the search reach the game through ``VectorGame``'s
+public surface. These tests pin each of those.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from okgin_env import constants, core, reference, vector_kernels
-from okgin_env.core import OUT_ENDED, OUT_FLAGS, OUT_NEXT_DEALER, OUT_REWARDS, HandResult, VectorGame, check_indices
+from okgin_env.core import HandResult, VectorGame, random_legal_actions
+from okgin_env.records import Core, GameState
+from okgin_env.rules import RuleParams, Rules
 from okgin_env.observation import OBS_FIELDS, STOCK_SCALE
 from okgin_env.vector import OkginVectorEnv
 
@@ -37,36 +39,59 @@ def test_the_observation_layout_uses_the_constants():
     assert STOCK_SCALE == constants.FULL_STOCK == 31
 
 
-@pytest.mark.parametrize("prefix, fields", [
-    ("LOG_", vector_kernels._LOG_FIELDS), ("EV_", vector_kernels._ENV_FIELDS), ("RW_", vector_kernels._REWARD_FIELDS),
-    ("SP_", vector_kernels._STEP_FIELDS), ("OP_", vector_kernels._OPP_FIELDS)])
-def test_a_misordered_vector_kernel_index_fails_the_import_check(prefix, fields):
-    namespace = vars(vector_kernels)
-    check_indices(namespace, prefix, fields)  # as the module checks itself at import
-    swapped = (fields[1], fields[0]) + tuple(fields[2:])
-    with pytest.raises(RuntimeError, match=f"{prefix}{fields[1].upper()} must be 0"):
-        check_indices(namespace, prefix, swapped)
-    with pytest.raises(RuntimeError, match=f"{prefix}{fields[-1].upper()} name no field"):
-        check_indices(namespace, prefix, tuple(fields[:-1]))
+# module-level names that would make a group of index constants (RP_KNOCK_LIMIT, OUT_FLAGS, ...)
+_INDEX_GROUP = re.compile(r"^(ST|RP|RB|RI|RC|RES|OUT|F|LOG|RW|SP|OP|E|EV)_[A-Z][A-Z_]*$")
+KERNEL_MODULES = ("okgin_env/core.py", "okgin_env/kernels.py", "okgin_env/records.py", "okgin_env/vector_kernels.py",
+                  "okgin_env/determinize.py", "okgin_env/row_kernels.py", "okgin_env/features.py", "okgin_env/melds.py",
+                  "okgin_env/constants.py", "okgin_env/rules.py", "agents/kernels.py")
 
 
-def test_the_env_tuple_holds_each_named_array():
-    # ended_idx, real_idx and opp_idx have one type: only the names keep a swap from compiling
+def _assigned_names(path: Path) -> list[str]:
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        for t in targets:
+            names += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return names
+
+
+@pytest.mark.parametrize("path", KERNEL_MODULES)
+def test_no_group_of_index_constants_is_left(path):
+    # kernels read records by field name; a tuple read through index constants is what #35 removed
+    assert [n for n in _assigned_names(ROOT / path) if _INDEX_GROUP.match(n)] == []
+
+
+def test_the_check_finds_an_index_group():
+    assert _INDEX_GROUP.match("RP_KNOCK_LIMIT") and _INDEX_GROUP.match("F_NEED_DEAL")
+    assert not _INDEX_GROUP.match("PH_DRAW") and not _INDEX_GROUP.match("RUN_DEADWOOD")
+
+
+def test_the_kernels_receive_the_games_own_arrays_in_field_order():
+    g = VectorGame(3, Rules(spade_double=True), episode="game")
+    core = Core(*g.kernel_core)
+    assert RuleParams(*core.rules) == g.core.rules and g.core.rules.spade_double and g.core.rules.game_episode
+    for plain_rec, rec in ((core.state, g.state), (core.result, g.core.result), (core.out, g.core.out)):
+        assert type(plain_rec) is tuple and len(plain_rec) == len(rec)
+        assert all(a is b for a, b in zip(plain_rec, rec))
+    assert g.core.state is g.state and g.state.stock_next is g.state[GameState._fields.index("stock_next")]
+
+
+def test_the_env_records_hold_each_named_array():
+    # ended_idx, real_idx and opp_idx have one type: the record's names are what keeps them apart
     env = OkginVectorEnv(3, opponent="random")
-    arrays = env._env_arrays
-    assert len(arrays) == len(vector_kernels._ENV_FIELDS)
-    for name in vector_kernels._ENV_FIELDS:
-        got = arrays[getattr(vector_kernels, "EV_" + name.upper())]
+    arrays = vector_kernels.EnvArrays(*env._env_arrays)
+    for name in vector_kernels.EnvArrays._fields:
+        got = getattr(arrays, name)
         if name == "mask":
             assert got is env.game.mask_buffer
         elif name.endswith("_log"):
-            want = getattr(env, f"_{name}").arrays()
-            assert all(a is b for a, b in zip(got, want))
+            log = getattr(env, f"_{name}")
+            count, net, result = got
+            assert count is log.count and net is log.net and all(a is b for a, b in zip(result, log.result))
         else:
             assert got is getattr(env, f"_{name}")
-    cfg = env._reward_cfg
-    assert (cfg[vector_kernels.RW_POINTS], cfg[vector_kernels.RW_SCALE], cfg[vector_kernels.RW_GAME_EPISODE]) == \
-        (env._points, env._scale, env._game_episode)
+    assert vector_kernels.RewardRule(*env._reward_cfg) == (env._points, env._scale, env._game_episode)
 
 
 def test_deal_new_episodes_draws_as_reset_does():
@@ -92,17 +117,36 @@ def test_deal_next_hands_deals_where_asked_by_the_given_dealer():
     np.testing.assert_array_equal(after.deck[~need], before.deck[~need])
 
 
-def test_step_buffers_are_blank_and_keep_the_games_ended_flags():
-    g = VectorGame(5)
-    out, res = g.step_buffers()
-    assert out[OUT_REWARDS].shape == (5, 2) and not out[OUT_REWARDS].any()
-    assert out[OUT_FLAGS].shape == (4, 5) and not out[OUT_FLAGS].any()
-    assert out[OUT_NEXT_DEALER].shape == (5,)
-    assert out[OUT_ENDED] is g.step_buffers()[0][OUT_ENDED]  # the game's own, kept across steps
-    blank = HandResult(5)
-    for name in ("ints", "bools", "cards", "meld_id"):
-        np.testing.assert_array_equal(getattr(res, name), getattr(blank, name), err_msg=name)
-    assert g.rule_params.dtype == np.int64 and g.mask_buffer.shape == (5, 107)
+def test_step_reuses_its_buffers_and_blanks_them_each_step():
+    g = VectorGame(5, seed=1, autoreset=True)
+    out = g.reset()
+    rng = np.random.default_rng(1)
+    first = None
+    seen_hand = False
+    for _ in range(400):
+        prev_over = out.hand_over.copy()
+        out = g.step(random_legal_actions(out.legal_action_mask, rng))
+        first = first or out
+        assert out.rewards is first.rewards and out.result is first.result and out.terminated is first.terminated
+        # rows whose hand did not end in this step are blank, whatever ended in the step before
+        quiet = ~out.hand_over
+        assert not out.rewards[quiet].any() and (out.result.winner[quiet] == -1).all()
+        assert not out.result.hands[quiet].any() and (out.result.meld_id[quiet] == -1).all()
+        seen_hand |= bool((prev_over & quiet).any())
+    assert seen_hand  # a row that ended a hand was blanked again
+    reset = g.reset()
+    assert reset.rewards is first.rewards and not reset.hand_over.any() and (reset.result.knocker == -1).all()
+    assert g.mask_buffer.shape == (5, 107) and g.rule_params == g.core.rules
+
+
+def test_a_blank_result_is_blank():
+    blank = HandResult.blank(4)
+    for name, a in zip(HandResult._fields, blank):
+        assert len(a) == 4
+        assert (a == (False if a.dtype == bool else -1)).all(), name
+
+
+NAMEDTUPLE_API = ("_fields", "_replace", "_asdict", "_make")  # public, despite the underscore
 
 
 def _private_uses(path: Path) -> list[str]:
@@ -110,7 +154,8 @@ def _private_uses(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                and node.attr not in NAMEDTUPLE_API:
             owner = node.value
             if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
                 found.append(f"line {node.lineno}: .{node.attr}")
@@ -119,6 +164,6 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", ["okgin_env/vector.py", "agents/search.py"])
+@pytest.mark.parametrize("path", ["okgin_env/vector.py", "agents/search.py", *KERNEL_MODULES])
 def test_no_private_names_of_other_modules(path):
     assert _private_uses(ROOT / path) == []
