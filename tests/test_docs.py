@@ -273,6 +273,31 @@ def test_the_reference_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "api" / "okgin_env" / "index.html").exists()
 
 
+def test_site_links_are_rewritten_from_repository_paths():
+    """docs/_hooks.py: README links into docs/ lose the prefix on the site, a link to another repository
+    file becomes its path in code, and a link to a file that does not exist stops the build."""
+    if not _has_module("mkdocs"):
+        pytest.skip("mkdocs is not installed: pip install -e '.[docs]' (CI installs it)")
+    import importlib.util
+
+    from mkdocs.exceptions import PluginError
+
+    spec = importlib.util.spec_from_file_location("okgin_docs_hooks", ROOT / "docs" / "_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+
+    def rewrite(text: str, page: str) -> str:
+        return hooks.LINK.sub(lambda m: hooks._rewrite(m, hooks._repo_path(page), page), text)
+
+    assert rewrite("[t](docs/training.md#speed)", "index.md") == "[t](training.md#speed)"
+    assert rewrite("[c](../../CHANGELOG.md#version-policy)", "api/index.md") == "[c](../changelog.md#version-policy)"
+    assert rewrite("[r](../README.md#strength)", "evaluation.md") == "[r](index.md#strength)"
+    assert rewrite("[the script](../examples/cleanrl_ppo_vector.py)", "vector_env.md") == \
+        "the script (`examples/cleanrl_ppo_vector.py`)"
+    with pytest.raises(PluginError, match="does not exist"):
+        rewrite("[gone](../no_such_file.md)", "training.md")
+
+
 def _has_module(name: str) -> bool:
     import importlib.util
 
