@@ -471,13 +471,27 @@ def _set_layoff_cards(km: np.ndarray, kcand: np.ndarray, kcode: int, d: np.ndarr
 def showdown_of_masks(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray,
                   rank_points: np.ndarray, meld_id: np.ndarray, laid_off: np.ndarray, out2: np.ndarray) -> None:
     """Score one showdown: out2 <- (K, D); fills meld_id / laid_off for the reported arrangement."""
+    best_lay = np.empty(4, np.int64)
+    best_choice = np.zeros(2, np.int64)
+    kmin, best_d, best_kcode, best_nlay = _best_showdown(km, dm, run_dw, run_melded, rank_points, best_lay,
+                                                         best_choice)
+    out2[0] = kmin
+    out2[1] = best_d
+    _report_showdown(km, dm, kmin == 0, (best_kcode, best_nlay, best_lay, best_choice), run_melded, meld_id,
+                     laid_off)
+
+
+@njit(cache=True)
+def _best_showdown(km, dm, run_dw, run_melded, rank_points, best_lay, best_choice):
+    """The knocker's minimal deadwood K and, over its minimal arrangements, the one leaving the
+    defender the most deadwood D after its best reply. Returns (K, D, the arrangement's code, its
+    lay-off cards); the lay-off cards go to best_lay, the defender's reply to best_choice."""
     work = np.empty(24, np.int64)
     kcand = np.empty(4, np.int64)
     ktmp = np.empty(4, np.int64)
     krun = np.empty(4, np.int64)
     lay = np.empty(4, np.int64)
     choice = np.empty(2, np.int64)
-    best_choice = np.zeros(2, np.int64)
     _candidates(km, kcand)
     ncodes = _num_codes(km, kcand)
     kmin = 1 << 30
@@ -488,7 +502,6 @@ def showdown_of_masks(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_me
             kmin = kd
     gin = kmin == 0
     best_d, best_kcode, best_nlay = -1, 0, 0
-    best_lay = np.empty(4, np.int64)
     for code in range(ncodes):
         _apply_sets(km, kcand, code, ktmp)
         kd = run_dw[ktmp[0]] + run_dw[ktmp[1]] + run_dw[ktmp[2]] + run_dw[ktmp[3]]
@@ -510,10 +523,19 @@ def showdown_of_masks(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_me
                 best_lay[j] = lay[j]
         if gin:
             break  # without lay-offs every knocker arrangement leaves the defender the same hand
-    out2[0] = kmin
-    out2[1] = best_d
+    return kmin, best_d, best_kcode, best_nlay
 
-    # Report the chosen arrangement: knocker's sets and runs, then the defender's.
+
+@njit(cache=True)
+def _report_showdown(km, dm, gin, chosen, run_melded, meld_id, laid_off):
+    """Label the chosen arrangement (``chosen``: the knocker's code, lay-off count, lay-off cards
+    and the defender's reply, as ``_best_showdown`` found them): the knocker's sets and runs, then
+    the defender's melds and lay-offs."""
+    best_kcode, best_nlay, best_lay, best_choice = chosen
+    kcand = np.empty(4, np.int64)
+    ktmp = np.empty(4, np.int64)
+    krun = np.empty(4, np.int64)
+    _candidates(km, kcand)
     for c in range(NUM_CARDS):
         meld_id[c] = NO_MELD
         laid_off[c] = False
@@ -540,37 +562,45 @@ def showdown_of_masks(km: np.ndarray, dm: np.ndarray, run_dw: np.ndarray, run_me
     nid = _label_sets(dcur, dcand, best_choice[1], meld_id, nid)
     _apply_sets(dcur, dcand, best_choice[1], dtmp)
     for s in range(NUM_SUITS):
-        a, k = dtmp[s], krun[s]
-        u = a | k
-        r = 0
-        while r < NUM_RANKS:
-            if not (u >> r) & 1:
-                r += 1
-                continue
-            start = r
-            anchor = -1
-            while r < NUM_RANKS and (u >> r) & 1:
-                if (k >> r) & 1 and anchor < 0:
-                    anchor = r
-                r += 1
-            if anchor >= 0:  # defender cards of this block extend the knocker's run (chained)
-                for q in range(start, r):
-                    if (a >> q) & 1:
-                        laid_off[s * NUM_RANKS + q] = True
-                        # join the nearest knocker run card in the block
-                        near = -1
-                        for dist in range(1, NUM_RANKS):
-                            if q - dist >= start and (k >> (q - dist)) & 1:
-                                near = q - dist
-                                break
-                            if q + dist < r and (k >> (q + dist)) & 1:
-                                near = q + dist
-                                break
-                        meld_id[s * NUM_RANKS + q] = meld_id[s * NUM_RANKS + near]
-            elif r - start >= 3:
-                for q in range(start, r):
-                    meld_id[s * NUM_RANKS + q] = nid
-                nid += 1
+        nid = _label_defender_runs(s, dtmp[s], krun[s], meld_id, laid_off, nid)
+
+
+@njit(cache=True)
+def _label_defender_runs(s, a, k, meld_id, laid_off, nid):
+    """Suit s: the defender's cards a (a mask) that extend the knocker's run cards k are laid off
+    (joined to the nearest knocker run card of their block); its other blocks of three or more
+    are its own runs. Returns the next meld id."""
+    u = a | k
+    r = 0
+    while r < NUM_RANKS:
+        if not (u >> r) & 1:
+            r += 1
+            continue
+        start = r
+        anchor = -1
+        while r < NUM_RANKS and (u >> r) & 1:
+            if (k >> r) & 1 and anchor < 0:
+                anchor = r
+            r += 1
+        if anchor >= 0:  # defender cards of this block extend the knocker's run (chained)
+            for q in range(start, r):
+                if (a >> q) & 1:
+                    laid_off[s * NUM_RANKS + q] = True
+                    # join the nearest knocker run card in the block
+                    near = -1
+                    for dist in range(1, NUM_RANKS):
+                        if q - dist >= start and (k >> (q - dist)) & 1:
+                            near = q - dist
+                            break
+                        if q + dist < r and (k >> (q + dist)) & 1:
+                            near = q + dist
+                            break
+                    meld_id[s * NUM_RANKS + q] = meld_id[s * NUM_RANKS + near]
+        elif r - start >= 3:
+            for q in range(start, r):
+                meld_id[s * NUM_RANKS + q] = nid
+            nid += 1
+    return nid
 
 
 @njit(cache=True)

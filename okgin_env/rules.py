@@ -109,28 +109,28 @@ def _parse_value(text: str) -> Any:
 
 
 # ------------------------------------------------------------------ the kernels' view of the rules
+# The kernels read the rules as one record of plain numbers, ``rules.knock_limit``: a field per
+# option of ``Rules`` (the same name and order), then ``game_episode``. A new option is a new
+# field of ``Rules``; only an option whose value is not a number or a bool says here how a kernel
+# reads it.
 
-class RuleParams(NamedTuple):
-    """The rules and the episode kind as the numba kernels read them (``rules.knock_limit``):
-    plain numbers, built by ``rule_params``. A new rule option that a kernel reads gets a field here."""
+#: how a kernel reads an option that is not a number or a bool
+KERNEL_VALUE = {
+    "knock_limit": lambda v: -1 if v == "upcard" else int(v),  # a fixed knock limit, or -1: the upcard's
+    "next_dealer": NEXT_DEALER_CHOICES.index,  # WINNER_DEALS, LOSER_DEALS or DEALERS_ALTERNATE
+}
 
-    knock_limit: int  #: a fixed knock limit 0-10, or -1: the upcard's knock value
-    gin_bonus: int
-    undercut_bonus: int
-    next_dealer: int  #: WINNER_DEALS, LOSER_DEALS or DEALERS_ALTERNATE
-    discard_taken_card: bool
-    spade_double: bool
-    target_score: int
-    game_bonuses: bool
-    max_turns_per_hand: int
-    game_episode: bool  #: episodes are games (hands until target_score), not single hands
+RuleParams = NamedTuple("RuleParams", [(f.name, int) for f in dataclasses.fields(Rules)] + [("game_episode", bool)])
+RuleParams.__doc__ = """The rules and the episode kind as the numba kernels read them (``rules.knock_limit``):
+each option of ``Rules`` as an int or bool (``KERNEL_VALUE``), then ``game_episode`` (episodes are
+games, hands until target_score, not single hands). Built by ``rule_params``."""
 
 
 def rule_params(rules: Rules, episode: str) -> RuleParams:
     """``rules`` and the episode kind ("hand" or "game") as the kernels read them."""
-    return RuleParams(
-        knock_limit=-1 if rules.knock_limit == "upcard" else int(rules.knock_limit), gin_bonus=int(rules.gin_bonus),
-        undercut_bonus=int(rules.undercut_bonus), next_dealer=NEXT_DEALER_CHOICES.index(rules.next_dealer),
-        discard_taken_card=bool(rules.discard_taken_card), spade_double=bool(rules.spade_double),
-        target_score=int(rules.target_score), game_bonuses=bool(rules.game_bonuses),
-        max_turns_per_hand=int(rules.max_turns_per_hand), game_episode=episode == "game")
+    values = [KERNEL_VALUE.get(f.name, _plain)(getattr(rules, f.name)) for f in dataclasses.fields(Rules)]
+    return RuleParams(*values, episode == "game")
+
+
+def _plain(v: Any) -> int | bool:
+    return v if isinstance(v, bool) else int(v)
