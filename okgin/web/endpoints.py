@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -65,10 +66,20 @@ def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
+REPLAY_WORKERS = 1  #: replays built at once: more would only share the interpreter lock with the players
+
+
 def api_routes(table: WebTable) -> list[Route]:
-    """The JSON API (docs/play.md, "The JSON API"); the work runs in worker threads."""
+    """The JSON API (docs/play.md, "The JSON API"); the work runs in worker threads, replays one at a
+    time (a long one takes seconds of pure Python: the players' moves go first in the meantime)."""
     limit = table.config.max_body
     work = run_in_threadpool
+    replays: list[anyio.CapacityLimiter] = []  # made in the event loop, on the first replay
+
+    async def replay_work(func, *args):
+        if not replays:
+            replays.append(anyio.CapacityLimiter(REPLAY_WORKERS))
+        return await anyio.to_thread.run_sync(func, *args, limiter=replays[0])
 
     async def config(request: Request):
         return 200, table.public_config()
@@ -96,11 +107,11 @@ def api_routes(table: WebTable) -> list[Route]:
         return 200, await work(table.step_watch, request.path_params["wid"])
 
     async def create_replay(request: Request):
-        return 201, await work(table.create_replay, await read_body(request, limit))
+        return 201, await replay_work(table.create_replay, await read_body(request, limit))
 
     async def replay_frames(request: Request):
         q = request.query_params
-        return 200, await work(table.replay_frames, request.path_params["rid"], q.get("start"), q.get("count"))
+        return 200, await replay_work(table.replay_frames, request.path_params["rid"], q.get("start"), q.get("count"))
 
     return [
         Route("/api/config", guarded(config)),
