@@ -245,6 +245,19 @@ def test_the_observation_and_state_tables_match_the_code():
         assert sum(n for _, n in shown.values()) == size
 
 
+def test_the_readme_gives_the_supported_versions_of_pyproject():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    python = project["requires-python"].removeprefix(">=")
+    assert f"Python {python} or newer" in readme, f"README.md should say Python {python} or newer"
+    for requirement in project["dependencies"]:
+        m = re.match(r"([\w.-]+)\s*>=\s*([\w.]+)", requirement)
+        if m and m.group(1) in ("numpy", "numba", "gymnasium", "pettingzoo", "torch"):
+            assert f"{m.group(1)} >= {m.group(2)}" in readme, f"README.md should give {m.group(1)} >= {m.group(2)} (pyproject.toml)"
+
+
 def test_the_citation_and_changelog_carry_the_package_version():
     import tomllib
 
