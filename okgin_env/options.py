@@ -86,7 +86,11 @@ class EnvConfig:
         if unknown:
             if arguments is None:
                 arguments = LEARNER_ENV_ARGUMENTS if learner else AEC_ENV_ARGUMENTS
-            raise TypeError(unknown_names_message(unknown, valid + [a for a in arguments if a not in valid]))
+            # Python's own words first: TorchRL's GymEnv drops its frameskip and retries only when the
+            # message says "unexpected keyword argument 'frameskip'" (a TypeError alone is not enough)
+            python_words = "; ".join(f"unexpected keyword argument {name!r}" for name in sorted(unknown))
+            raise TypeError(f"{python_words}: "
+                            + unknown_names_message(unknown, valid + [a for a in arguments if a not in valid]))
         rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
         rules = options.get("rules")
         if rules is not None:
