@@ -59,7 +59,6 @@ from itertools import combinations
 from typing import Sequence
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
-import numpy as np  # noqa: E402
 
 import okgin_agents as agents  # noqa: E402
 from okgin.human_results import HUMAN_RESULTS_FORMAT, human_matches, human_report, read_human_results  # noqa: F401
@@ -70,8 +69,9 @@ from okgin_agents.base import Agent
 from okgin_env.agent_specs import AgentOutputError
 from okgin_env.rules import Rules
 from okgin_trainer.matches import (MAX_HANDS_PER_GAME, GameMatchResult, HandRows, MatchResult,  # noqa: F401  (API)
-                                   MatchSettings, PairedResult, SeatPlan, deal_decks, hand_points, match_hands,
-                                   paired_match, play_games, play_match, play_rows, seat_plan)
+                                   MatchSettings, PairedResult, SeatPlan, agent_seed, deal_decks, display_names,
+                                   hand_points, match_hands, paired_match, play_games, play_match, play_rows,
+                                   seat_plan)
 from okgin_trainer.matches import act_rows as _act  # noqa: F401  (experiments/improve uses it)
 from okgin_trainer.stats import (BOOTSTRAP_REPS, RATING_PRIOR, Z95, bootstrap_ratings, diff_ci,  # noqa: F401  (API)
                                  mean_ci, percentile_interval, rate_ci)
@@ -101,7 +101,7 @@ class EvalSpec:
 
     @property
     def names(self) -> list[str]:
-        return _unique_names(self.specs)
+        return display_names(self.specs)
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -216,20 +216,6 @@ def parse_spec(argv: Sequence[str] | None = None) -> EvalSpec:
                     args.duplicate, rules, args.batch, args.bootstrap, args.json, args.plot, args.progress)
 
 
-def _agent_seed(seed: int, pair: int, side: int) -> int:
-    return int(np.random.SeedSequence([seed, pair, side]).generate_state(1)[0])
-
-
-def _unique_names(specs: Sequence[str]) -> list[str]:
-    """Display names: the spec (ppo:PATH shortened to ppo:FILE), '#2', '#3' added to repeats."""
-    base = [s if not s.startswith("ppo:") else "ppo:" + s[4:].replace("\\", "/").rsplit("/", 1)[-1] for s in specs]
-    out, seen = [], {}
-    for b in base:
-        seen[b] = seen.get(b, 0) + 1
-        out.append(b if seen[b] == 1 else f"{b}#{seen[b]}")
-    return out
-
-
 def _fail(message: str) -> None:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -250,7 +236,7 @@ class Players:
 
     def make(self, k: int, pair: int, side: int) -> Agent:
         """Agent ``k`` as side ``side`` (0: A, 1: B) of pair number ``pair``."""
-        seed = _agent_seed(self.spec.seed, pair, side)
+        seed = agent_seed(self.spec.seed, pair, side)
         if self.shard is not None:
             return self.shard.make(self.spec.specs[k], seed, self.names[k])
         agent = agents.make(self.spec.specs[k], seed=seed)

@@ -9,6 +9,7 @@ take, its discard are the situations under test.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from okgin_env.melds import deadwood_after_discard
 from okgin_env.observation import DEADWOOD_SCALE, STOCK_SCALE
 from okgin_env.rules import Rules
 
-BASELINES = ["random", "greedy", "simple", "expert"]
+BASELINES = list(agents.BASELINES)  #: the bundled bots that need no file, from the registry (okgin_agents)
 NONDEALER, DEALER = 1, 0  # player ids in the scripted deals (dealer = 0)
 
 
@@ -44,7 +45,8 @@ def test_make_knows_every_spec_and_lists_them_on_error():
     for spec in BASELINES:
         bot = agents.make(spec, seed=1)
         assert isinstance(bot, agents.Agent) and bot.name == spec
-    with pytest.raises(ValueError, match="valid specs: random, greedy, simple, expert, ppo:PATH"):
+    assert BASELINES and set(BASELINES) <= set(agents.SPECS)  # every bundled bot is a spec make() knows
+    with pytest.raises(ValueError, match=re.escape("valid specs: " + ", ".join(agents.SPECS))):
         agents.make("grandmaster")
     with pytest.raises(ValueError, match="checkpoint path"):
         agents.make("ppo:")

@@ -181,20 +181,16 @@ SMALL_STEPS = [
 @pytest.mark.slow
 def test_an_interrupted_recipe_resumes_the_running_step_and_skips_finished_ones(tmp_path, monkeypatch, capfd):
     path, out = write_recipe(tmp_path, SMALL_STEPS), str(tmp_path / "out")
-    real_call = subprocess.call
+    from okgin_trainer import training
+    real_learn = training.learn
 
-    def killed_during_b(command, **kw):  # step b is killed (as by Ctrl-C or a lost machine) after its 3rd checkpoint
-        if "run_name=b" not in command:
-            return real_call(command, **kw)
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        for line in proc.stdout:  # the log line of update 4 comes after update 3's checkpoint is written
-            if line.startswith("update 4/"):
-                break
-        proc.kill()
-        return proc.wait()
+    def killed_during_b(s):  # step b dies (as on a lost machine) in update 4, after update 3's checkpoint
+        if s.args.run_name == "b" and s.iteration == 4:
+            raise RuntimeError("the machine went away")
+        return real_learn(s)
 
-    monkeypatch.setattr(recipe.subprocess, "call", killed_during_b)
-    with pytest.raises(RuntimeError, match="step 'b' failed .*run the same command again to resume"):
+    monkeypatch.setattr(training, "learn", killed_during_b)
+    with pytest.raises(RuntimeError, match="step 'b' failed \\(the machine went away\\); run the same command again"):
         recipe.main([path, "--out", out] + SMALL)
     ckpt_b = os.path.join(out, "b", "checkpoint.pt")
     from okgin_agents.ppo import load_checkpoint
@@ -202,7 +198,7 @@ def test_an_interrupted_recipe_resumes_the_running_step_and_skips_finished_ones(
     assert not os.path.exists(os.path.join(out, "m"))
     a_stamp = os.path.getmtime(os.path.join(out, "a", "checkpoint.pt"))
 
-    monkeypatch.setattr(recipe.subprocess, "call", real_call)
+    monkeypatch.setattr(training, "learn", real_learn)
     capfd.readouterr()
     recipe.main([path, "--out", out, "--dry-run"] + SMALL)  # what a rerun would do: skip a, resume b, average
     dry = capfd.readouterr().out.splitlines()

@@ -168,6 +168,23 @@ class SeatPlan(NamedTuple):
     deal_id: np.ndarray  #: (rows,) the deal (unit of the CIs)
 
 
+# ------------------------------------------------------------------------- agents
+
+def agent_seed(seed: int, pair: int, side: int) -> int:
+    """The seed of the agent on ``side`` (0: A, 1: B) of pair number ``pair`` of an evaluation seeded ``seed``."""
+    return int(np.random.SeedSequence([seed, pair, side]).generate_state(1)[0])
+
+
+def display_names(specs: list[str]) -> list[str]:
+    """Display names: the spec (ppo:PATH shortened to ppo:FILE), '#2', '#3' added to repeats."""
+    base = [s if not s.startswith("ppo:") else "ppo:" + s[4:].replace("\\", "/").rsplit("/", 1)[-1] for s in specs]
+    out, seen = [], {}
+    for b in base:
+        seen[b] = seen.get(b, 0) + 1
+        out.append(b if seen[b] == 1 else f"{b}#{seen[b]}")
+    return out
+
+
 # ------------------------------------------------------------------------- playing
 
 def deal_decks(num_deals: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -33,11 +33,13 @@ one update, one decision, two hands); intervals counted in updates (eval_every,
 checkpoint_every, snapshot_every) stay as they are. ``--set KEY=VALUE`` applies to every train
 step after the recipe's own settings (e.g. ``--set num_threads=2``, ``--set device=cuda``).
 
-Steps run as subprocesses of this Python (``sys.executable -m okgin.train``), not as calls of
-``okgin.train.main`` in this process: each run sets torch's and numba's thread counts and seeds
-its global RNGs for itself, exactly as the same command typed by hand does, and a run that crashes
-or is killed takes only itself down, leaving the recipe to report it. The cost is an interpreter
-start per step (a few seconds against runs of an hour).
+Steps run in this process: a train step's command line goes through the trainer's own reading
+(``okgin_trainer.config.parse_cli``) to ``okgin_trainer.training.train``, a soup step's through
+``okgin_trainer.soup.main``; the printed command is what the step runs, and typing it by hand runs
+the same thing. Every run seeds its global RNGs and sets its thread counts itself; torch's and
+numba's thread counts are put back after each step, so a step that set them (``num_threads``) leaves
+the next one where a fresh interpreter would start. A step that fails (any error) is reported by
+name and the recipe stops, leaving the state file as it was, so the same command resumes it.
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 
@@ -271,6 +272,29 @@ def write_state(out: str, state: dict) -> None:
     os.replace(tmp, path)
 
 
+def run_step(p: Plan) -> None:
+    """Run one step in this process, as its command (``p.command``: python -m MODULE ARGS) would: a train step
+    through ``okgin_trainer.config.parse_cli`` and ``okgin_trainer.training.train``, a soup through
+    ``okgin_trainer.soup.main``. Torch's and numba's thread counts are put back afterwards."""
+    import numba
+    import torch
+
+    from okgin_trainer import soup
+    from okgin_trainer.config import parse_cli
+    from okgin_trainer.training import train
+
+    argv = p.command[3:]
+    threads = torch.get_num_threads(), numba.get_num_threads()
+    try:
+        if p.step.kind == "train":
+            train(*parse_cli(argv, description=f"recipe step {p.step.name}", default_config=p.step.config))
+        else:
+            soup.main(argv)
+    finally:
+        torch.set_num_threads(threads[0])
+        numba.set_num_threads(threads[1])
+
+
 def run(recipe: str, out: str | None = None, scale: float = 1.0, extra: dict | None = None,
         dry_run: bool = False) -> str:
     """Run (or with ``dry_run`` print) every unfinished step of ``recipe`` into ``out``; returns the result's path."""
@@ -293,10 +317,12 @@ def run(recipe: str, out: str | None = None, scale: float = 1.0, extra: dict | N
         os.makedirs(os.path.join(out, p.step.name), exist_ok=True)
         state[p.step.name] = {"settings": p.settings, "finished": False}
         write_state(out, state)
-        code = subprocess.call(p.command)
-        if code != 0:
-            raise RuntimeError(f"step {p.step.name!r} failed (exit code {code}); run the same command again to "
-                               f"resume from it (finished steps are skipped)")
+        try:
+            run_step(p)
+        except (Exception, SystemExit) as e:  # any failure of the step; Ctrl-C goes through (cli's message)
+            why = f"exit code {e.code}" if isinstance(e, SystemExit) else " ".join(str(e).split()) or type(e).__name__
+            raise RuntimeError(f"step {p.step.name!r} failed ({why}); run the same command again to resume from it "
+                               f"(finished steps are skipped)") from e
         if not os.path.isfile(output_path(out, p.step)):
             raise RuntimeError(f"step {p.step.name!r} exited cleanly but left no {output_path(out, p.step)}")
         state[p.step.name]["finished"] = True
