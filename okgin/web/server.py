@@ -361,7 +361,7 @@ def serve(config: WebConfig, port: int = 8000, announce: Callable[[str], None] =
             from None
     t0 = time.perf_counter()
     announce("Starting the table: loading the bots and compiling the game engine "
-             "(the first start after an install takes up to a minute)...")
+             "(the first start after an install takes a minute or two)...")
     app = create_app(config)
     app.state.table.warm_up()
     shown = f"[{host}]" if ":" in host else host
