@@ -443,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--allow", nargs="+", action="extend", default=[], metavar="SPEC",
                      help="more bots the page may choose from (fixed at start; clients only pick among them)")
     web.add_argument("--results", metavar="FILE.jsonl", default=os.path.join("runs", "human_results.jsonl"),
-                     help="append each finished human game here (default runs/human_results.jsonl; "
+                     help="append each finished or abandoned human game here (default runs/human_results.jsonl; "
                           "read by evaluate.py --human-results)")
     return p
 

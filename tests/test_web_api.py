@@ -333,6 +333,8 @@ def test_binds_to_localhost_unless_told():
 def test_web_only_options_need_web(capsys):
     assert play.main(["--allow", "simple", "--opponent", "random"]) == play.EXIT_USAGE
     assert "--allow is for --web" in capsys.readouterr().err
+    assert play.main(["--allow-host", "gin.lan", "--opponent", "random"]) == play.EXIT_USAGE
+    assert "--allow-host is for --web" in capsys.readouterr().err
     assert play.main(["--web", "--port", "0"]) == play.EXIT_USAGE
     assert play.main(["--web", "--opponent", "nosuchbot"]) == play.EXIT_USAGE
 
