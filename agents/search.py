@@ -70,31 +70,62 @@ ROLLOUTS = ("simple", "expert")
 _POINTS = CARD_POINTS.astype(np.int64)
 
 
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """How the search looks ahead (every field is also a keyword of ``SearchAgent``; module docstring)."""
+
+    worlds: int = DEFAULT_WORLDS  #: first-pass worlds per candidate action, 1..4096
+    rollout: str = "expert"  #: the bot that plays the worlds out (``ROLLOUTS``)
+    top: int = 3  #: candidate actions compared (the prior's or the expert's best)
+    margin: float = 2.0  #: points per hand an alternative must lead the default choice by
+    prior: bool = True
+    max_batch: int = 1 << 15  #: rollout games at once (larger searches go in chunks)
+    extra: int | None = None  #: extra worlds where an alternative leads; None: EXTRA_FACTOR * worlds
+    close: float = CLOSE  #: ... when it leads by more than this many standard errors
+
+    def checked(self) -> SearchSettings:
+        """These settings with ``extra`` resolved; a one-line ValueError naming a bad value and what is allowed."""
+        worlds, extra = self.worlds, self.extra
+        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= 4096:
+            raise ValueError(f"search worlds K must be an integer 1..4096, got {worlds!r}")
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {self.rollout!r}")
+        if isinstance(self.top, bool) or not isinstance(self.top, (int, np.integer)) or self.top < 1:
+            raise ValueError(f"top must be an integer >= 1, got {self.top!r}")
+        if not self.margin >= 0:
+            raise ValueError(f"margin must be >= 0, got {self.margin!r}")
+        if extra is None:
+            extra = EXTRA_FACTOR * worlds
+        if isinstance(extra, bool) or not isinstance(extra, (int, np.integer)) or not 0 <= extra <= 4096 * EXTRA_FACTOR:
+            raise ValueError(f"extra worlds must be an integer 0..{4096 * EXTRA_FACTOR}, got {extra!r}")
+        return dataclasses.replace(self, extra=extra)
+
+
+def _rows_of(state, rows: np.ndarray):
+    """The game state (a NamedTuple or a dataclass of arrays, batch axis first) of the games ``rows``."""
+    names = getattr(state, "_fields", None) or tuple(f.name for f in dataclasses.fields(state))
+    picked = {name: getattr(state, name)[rows] for name in names}
+    return state._replace(**picked) if hasattr(state, "_replace") else dataclasses.replace(state, **picked)
+
+
 class SearchAgent(Agent):
     """Determinized Monte Carlo search over the expert's candidate actions (module docstring)."""
 
     name = "search"
 
-    def __init__(self, seed: int | None = None, worlds: int = DEFAULT_WORLDS, rules: Rules | None = None,
-                 rollout: str = "expert", top: int = 3, margin: float = 2.0, prior: bool = True,
-                 max_batch: int = 1 << 15, extra: int | None = None, close: float = CLOSE,
-                 policy: Agent | None = None) -> None:
-        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or not 1 <= worlds <= 4096:
-            raise ValueError(f"search worlds K must be an integer 1..4096, got {worlds!r}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
-        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-            raise ValueError(f"top must be an integer >= 1, got {top!r}")
-        if not margin >= 0:
-            raise ValueError(f"margin must be >= 0, got {margin!r}")
-        if extra is None:
-            extra = EXTRA_FACTOR * worlds if isinstance(worlds, (int, np.integer)) else 0
-        if isinstance(extra, bool) or not isinstance(extra, (int, np.integer)) or not 0 <= extra <= 4096 * EXTRA_FACTOR:
-            raise ValueError(f"extra worlds must be an integer 0..{4096 * EXTRA_FACTOR}, got {extra!r}")
-        self.worlds, self.rollout, self.top, self.margin = int(worlds), rollout, int(top), float(margin)
-        self.extra, self.close = int(extra), float(close)
-        self.prior = bool(prior)
-        self.max_batch = max(int(max_batch), self.worlds)
+    def __init__(self, seed: int | None = None, rules: Rules | None = None, policy: Agent | None = None,
+                 settings: SearchSettings | None = None, **options) -> None:
+        """``settings`` and ``options`` (``SearchSettings`` fields, e.g. ``worlds=4``, which win over
+        ``settings``) say how it searches; ``policy`` (a PPO agent) is followed in the rollouts if given."""
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(SearchSettings)})
+        if unknown:
+            raise TypeError(f"SearchAgent got unknown option(s) {', '.join(unknown)}; allowed: "
+                            f"{', '.join(f.name for f in dataclasses.fields(SearchSettings))}")
+        c = dataclasses.replace(settings or SearchSettings(), **options).checked()
+        self.worlds, self.rollout, self.top, self.margin = int(c.worlds), c.rollout, int(c.top), float(c.margin)
+        self.extra, self.close = int(c.extra), float(c.close)
+        self.prior = bool(c.prior)
+        self.max_batch = max(int(c.max_batch), self.worlds)
         self.rules = Rules() if rules is None else rules
         self.seed = np.uint64(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
         self.expert = ExpertAgent()
@@ -171,8 +202,7 @@ class SearchAgent(Agent):
                              opponent_draws=draws)
         pr, pc = np.nonzero(cand >= 0)  # (row, candidate) pairs
         world_of = (pr[:, None] * kw + np.arange(start, kw)[None, :]).reshape(-1)  # pair-major, then world
-        state = dataclasses.replace(worlds, **{f.name: getattr(worlds, f.name)[world_of]
-                                               for f in dataclasses.fields(worlds)})
+        state = _rows_of(worlds, world_of)
         noise_seed = _mix(row_seed[pr].repeat(count), np.tile(np.arange(start, kw, dtype=np.uint64), len(pr)))
         value = self._rollout(state, cand[pr, pc].repeat(count), noise_seed, rules, episode)
         vals = np.full((*cand.shape, count), np.nan)
