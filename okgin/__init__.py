@@ -7,7 +7,7 @@ other packages (HuggingFace ``evaluate``, OpenAI's ``agents``, Coqui's ``trainer
     folder        import name       what
     okgin_env/    okgin_env         the game core and the environments
     agents/       okgin_agents      the bots
-    trainer/      okgin_trainer     what training needs besides its loop
+    trainer/      okgin_trainer     training as a function (train), its parts, the matches
     okgin/        okgin             the programs; train.py, evaluate.py and play.py at the
                                     top of the checkout are thin launchers for them
 

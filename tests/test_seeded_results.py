@@ -23,10 +23,7 @@ TIMING = ("seconds", "hands_per_s", "cpu_seconds")  #: wall-clock figures: never
 
 def weights_sha256(path: str) -> str:
     model = torch.load(path, map_location="cpu", weights_only=True)["model"]
-    h = hashlib.sha256()
-    for k in sorted(model):
-        h.update(k.encode() + model[k].numpy().tobytes())
-    return h.hexdigest()
+    return hashlib.sha256(b"".join(k.encode() + model[k].numpy().tobytes() for k in sorted(model))).hexdigest()
 
 
 def without_speed(text: str) -> list[str]:
@@ -68,9 +65,9 @@ def test_evaluate_reproduces_the_recorded_reports(case, tmp_path, monkeypatch):
 
 
 def tensorboard_scalars(run: str) -> dict:
+    """Every scalar of the run's events but the wall-clock ones (as the fixture holds them)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    acc = EventAccumulator(run, size_guidance={"scalars": 0})
-    acc.Reload()
+    (acc := EventAccumulator(run, size_guidance={"scalars": 0})).Reload()
     return {tag: [[e.step, float(e.value)] for e in acc.Scalars(tag)] for tag in sorted(acc.Tags()["scalars"])
             if tag != "charts/SPS" and not tag.startswith("eval_time/")}
 
