@@ -44,8 +44,8 @@ import numpy as np
 from numba import njit, prange
 
 from okgin_env.cards import NUM_CARDS
-from okgin_env.features import (EXP_DEADWOOD, EXP_MELDED, NOW, NUM_OUTS_FIELDS, P_GIN, P_KNOCK, danger, discard_outs,
-                                outs, read_table)
+from okgin_env.features import (EXP_DEADWOOD, EXP_MELDED, NOW, NUM_OUTS_FIELDS, P_GIN, P_KNOCK, TableView, danger,
+                                discard_outs, outs, read_table)
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -184,7 +184,7 @@ def _expert_rows(obs, mask, p, out, lo, hi):
         if not (ph == k.DISCARD or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
             out[b] = k.draw_action(False, m)  # the forced draw
             continue
-        read_table(o, p[TAKEN_BELIEF], p[THROWN_DOUBT], unseen, signal, opp, pairs, belief, weight)
+        read_table(o, p[TAKEN_BELIEF], p[THROWN_DOUBT], TableView(unseen, signal, opp, pairs, belief, weight))
         k.row_field_masks(o, k.OWN_HAND, ms)
         seen = Reading(ms, weight, opp, signal, k.row_knock_limit(o), k.row_stock(o))
         if ph == k.DISCARD:

@@ -33,7 +33,7 @@ shared with the expert bot (``okgin_agents.expert``), which builds its decisions
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -161,26 +161,39 @@ def meld_features(obs: np.ndarray) -> np.ndarray:
     return np.concatenate([melded, melded_top, near(hand), near(opp), scalars], axis=1).astype(np.float32)
 
 
-@dataclass(frozen=True)
-class TableReading:
+class TableReading(NamedTuple):
     """How ``read_table`` and ``danger`` read the table (the expert's model of the opponent)."""
 
-    signal_factor: float
-    """Danger factor for a card, or for sets of a rank, that the opponent threw or passed on."""
-    taken_partner_belief: float
-    """How strongly the partners of a card the opponent took are believed held (0 = not at all)."""
-    thrown_partner_doubt: float
-    """How much each thrown or passed card lowers the belief that its partners are held."""
+    signal_factor: float  #: danger factor for a card, or for sets of a rank, that the opponent threw or passed on
+    taken_partner_belief: float  #: how strongly the partners of a card the opponent took are believed held (0 = not at all)
+    thrown_partner_doubt: float  #: how much each thrown or passed card lowers the belief that its partners are held
 
-    def to_array(self) -> np.ndarray:
-        return np.array(astuple(self), dtype=np.float64)
+
+class TableView(NamedTuple):
+    """What ``read_table`` writes for one observation (each (52,) by card), and its scratch."""
+
+    unseen: np.ndarray  #: bool: may still come from the stock or be in the opponent's hand
+    signal: np.ndarray  #: bool: the opponent threw or passed on it
+    opp: np.ndarray  #: float64: estimated chance that the opponent holds it
+    pairs: np.ndarray  #: (6, 2) int64 scratch: the card pairs that meld with a card
+    belief: np.ndarray  #: float64 scratch
+    weight: np.ndarray  #: float64: chance that it is the next stock card, up to a constant
+
+    @staticmethod
+    def empty() -> "TableView":
+        return _empty_table_view()
+
+
+@njit(cache=True)
+def _empty_table_view():
+    return TableView(np.empty(NUM_CARDS, np.bool_), np.empty(NUM_CARDS, np.bool_), np.empty(NUM_CARDS, np.float64),
+                     np.empty((6, 2), np.int64), np.empty(NUM_CARDS, np.float64), np.empty(NUM_CARDS, np.float64))
 
 
 #: The table reading that trained networks were given as inputs (``FEATURES_VERSION`` 1), frozen:
 #: the expert's defaults of 2026-11-30, written out so that retuning the expert bot never changes
 #: what a shipped network reads.
 FEATURES_PARAMS = TableReading(signal_factor=0.3, taken_partner_belief=1.0, thrown_partner_doubt=0.15)
-_SIGNAL, _TAKEN_BELIEF, _THROWN_DOUBT = range(3)  #: positions in TableReading.to_array()
 
 
 def outs_features(observations: np.ndarray, out: np.ndarray | None = None,
@@ -197,10 +210,15 @@ def outs_features(observations: np.ndarray, out: np.ndarray | None = None,
         out[:] = 0.0
     chunks = k.row_chunks(len(obs))
     if chunks == 1:  # a small batch (an env's one row): starting numba's threads would cost more than the rows
-        _features_rows(obs, params.to_array(), out, 0, len(obs))
+        _features_rows(obs, _reading(params), out, 0, len(obs))
     else:
-        _features_kernel(obs, params.to_array(), out, chunks)
+        _features_kernel(obs, _reading(params), out, chunks)
     return out
+
+
+def _reading(params: TableReading) -> TableReading:
+    """``params`` with float fields (one compiled kernel whatever numbers were given)."""
+    return TableReading(*(float(x) for x in params))
 
 
 @njit(cache=True, parallel=True)
@@ -212,12 +230,7 @@ def _features_kernel(obs, p, out, chunks):
 
 @njit(cache=True)
 def _features_rows(obs, p, out, lo, hi):
-    unseen = np.empty(NUM_CARDS, np.bool_)
-    signal = np.empty(NUM_CARDS, np.bool_)
-    opp = np.empty(NUM_CARDS, np.float64)
-    belief = np.empty(NUM_CARDS, np.float64)
-    weight = np.empty(NUM_CARDS, np.float64)
-    pairs = np.empty((6, 2), np.int64)
+    t = _empty_table_view()
     work = np.empty(8, np.int64)
     ms = np.empty(4, np.int64)
     res = np.empty(NUM_OUTS_FIELDS, np.float64)
@@ -228,19 +241,19 @@ def _features_rows(obs, p, out, lo, hi):
         ph = k.row_phase(o)
         if ph == k.NO_DECISION:
             continue
-        read_table(o, p[_TAKEN_BELIEF], p[_THROWN_DOUBT], unseen, signal, opp, pairs, belief, weight)
-        out[b, _OPP_HOLDS:_OPP_HOLDS + NUM_CARDS] = opp
+        read_table(o, p.taken_partner_belief, p.thrown_partner_doubt, t)
+        out[b, _OPP_HOLDS:_OPP_HOLDS + NUM_CARDS] = t.opp
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         if ph == k.DISCARD:
-            discard_outs(ms, weight, limit, scratch, table, work)
+            discard_outs(ms, t.weight, limit, scratch, table, work)
             for c in range(NUM_CARDS):
                 if k.has(ms, c):
                     out[b, _GIN_AFTER + c] = table[P_GIN, c]
                     out[b, _KNOCK_AFTER + c] = table[P_KNOCK, c]
-                    out[b, _DANGER_OF + c] = danger(c, opp, signal, p[_SIGNAL])
+                    out[b, _DANGER_OF + c] = danger(c, t.opp, t.signal, p.signal_factor)
         else:
-            outs(ms, weight, limit, work, res)
+            outs(ms, t.weight, limit, work, res)
             out[b, _DRAW] = res[P_GIN]
             out[b, _DRAW + 1] = res[P_KNOCK]
             out[b, _DRAW + 2] = res[EXP_DEADWOOD] / k.DEADWOOD_SCALE
@@ -281,8 +294,8 @@ def _possible(c, unseen, opp):
 
 
 @njit(cache=True)
-def read_table(o, taken_belief, thrown_doubt, unseen, signal, opp, pairs, belief, weight):
-    """What one observation o tells about the cards (the other arguments are (52,) outputs and scratch).
+def read_table(o, taken_belief, thrown_doubt, t):
+    """What one observation o tells about the cards, into the ``TableView`` t.
 
     unseen[c]: c may still come from the stock or be in the opponent's hand; signal[c]: the
     opponent threw or passed on c; opp[c]: estimated chance that the opponent holds c (the
@@ -290,6 +303,7 @@ def read_table(o, taken_belief, thrown_doubt, unseen, signal, opp, pairs, belief
     by ``taken_belief``, lowered by ``thrown_doubt`` for the partners of each card it threw or
     passed on); weight[c]: chance that c is the next stock card, up to a constant.
     """
+    unseen, signal, opp, pairs, belief, weight = t.unseen, t.signal, t.opp, t.pairs, t.belief, t.weight
     n_unseen, n_known = 0, 0
     for c in range(NUM_CARDS):
         dead = o[k.DISCARD_TOP + c] > 0.5 or o[k.PILE_BURIED + c] > 0.5

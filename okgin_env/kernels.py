@@ -59,43 +59,40 @@ def meld_scratch():
 @njit(cache=True)
 def deal_kernel(idx, decks, dealers, core, new_episode):
     """Deal a new hand in games idx[j] from decks[j] with dealers[j]; ``new_episode``: also clear
-    the scores, the hands won and the ended flags (a new episode, not the next hand of a game)."""
+    the scores, the hands won and the ended flags (a new episode, not the next hand of a game).
+    (The fields are bound once: a record's field read in a loop costs a reference count each time.)"""
     c = named_core(core)
-    st, out = c.state, c.out
+    st, out, fixed_limit = c.state, c.out, c.rules.knock_limit
+    deck, hands, taken, discarded, declined = st.deck, st.hands, st.taken, st.discarded, st.declined
+    pile, pile_size, stock_next, dealer, knock_limit = st.pile, st.pile_size, st.stock_next, st.dealer, st.knock_limit
+    current_player, phase, taken_card, turns, done = st.current_player, st.phase, st.taken_card, st.turns, st.done
+    scores, hands_won, ended_terminated, ended_truncated = st.scores, st.hands_won, out.ended_terminated, out.ended_truncated
     for j in range(idx.shape[0]):
         i = idx[j]
+        d = dealers[j]
         if new_episode:
             for q in range(2):
-                st.scores[i, q] = 0
-                st.hands_won[i, q] = 0
-            out.ended_terminated[i] = out.ended_truncated[i] = False
-        _deal_row(i, decks[j], dealers[j], c.rules, st)
-
-
-@njit(cache=True, inline="always")
-def _deal_row(i, deck, d, rules, st):
-    for c in range(NUM_CARDS):
-        st.deck[i, c] = deck[c]
-        for p in range(2):
-            st.hands[i, p, c] = False
-            st.taken[i, p, c] = False
-            st.discarded[i, p, c] = False
-            st.declined[i, p, c] = False
-    for k in range(UPCARD_POS):  # alternately, non-dealer first
-        st.hands[i, (1 - d) if k % 2 == 0 else d, deck[k]] = True
-    up = deck[UPCARD_POS]
-    st.pile[i, 0] = up
-    st.pile_size[i] = 1
-    st.stock_next[i] = STOCK_START
-    st.dealer[i] = d
-    st.current_player[i] = 1 - d
-    st.phase[i] = PH_OFFER_NONDEALER
-    st.taken_card[i] = -1
-    st.turns[i] = 0
-    st.done[i] = False
-    rank = up % NUM_RANKS
-    st.knock_limit[i] = rules.knock_limit if rules.knock_limit >= 0 else \
-        (0 if rank == 0 else min(rank + 1, MAX_KNOCK_LIMIT))
+                scores[i, q] = 0
+                hands_won[i, q] = 0
+            ended_terminated[i] = ended_truncated[i] = False
+        for k in range(NUM_CARDS):
+            deck[i, k] = decks[j, k]
+            for p in range(2):
+                hands[i, p, k] = taken[i, p, k] = discarded[i, p, k] = declined[i, p, k] = False
+        for k in range(UPCARD_POS):  # alternately, non-dealer first
+            hands[i, (1 - d) if k % 2 == 0 else d, decks[j, k]] = True
+        up = decks[j, UPCARD_POS]
+        pile[i, 0] = up
+        pile_size[i] = 1
+        stock_next[i] = STOCK_START
+        dealer[i] = d
+        current_player[i] = 1 - d
+        phase[i] = PH_OFFER_NONDEALER
+        taken_card[i] = -1
+        turns[i] = 0
+        done[i] = False
+        rank = up % NUM_RANKS
+        knock_limit[i] = fixed_limit if fixed_limit >= 0 else (0 if rank == 0 else min(rank + 1, MAX_KNOCK_LIMIT))
 
 
 # ------------------------------------------------------------------------------ one move
@@ -116,11 +113,12 @@ def step_kernel(actions, move, core, views, every_row, autoreset):
     n = actions.shape[0]
     games = np.empty(n, np.int64)
     players = np.empty(n, np.int64)
+    current_player, terminated, truncated = c.state.current_player, out.terminated, out.truncated
     k = 0
     for i in range(n):
         games[k] = i
-        players[k] = c.state.current_player[i]
-        k += every_row or move[i] or out.terminated[i] or out.truncated[i]
+        players[k] = current_player[i]
+        k += every_row or move[i] or terminated[i] or truncated[i]
     ask = ObserveRequest(games[:k], players[:k], games[:k], np.zeros(0, np.bool_), True)
     observe(c.rules, c.state, ask, views, views)
     return deals, over, True
@@ -131,30 +129,68 @@ def transition(actions, move, c):
     """The rules of one step on the ``Core`` c: apply actions[i] in every unfinished game with
     move[i] (legal: checked by the caller), book ended hands into ``c.result`` and ``c.out``
     (rewards, flags, next_dealer) and keep the ended flags; no observation. Finished games repeat
-    how their episode ended. Returns (games needing a new deal, games whose episode is over)."""
+    how their episode ended. Returns (games needing a new deal, games whose episode is over).
+    (One loop over the fields bound once: a record's field read per game costs a reference count.)"""
     st, out = c.state, c.out
+    hands, taken, declined, discarded = st.hands, st.taken, st.declined, st.discarded
+    deck, stock_next, pile, pile_size, turns = st.deck, st.stock_next, st.pile, st.pile_size, st.turns
+    done, current_player, phase, taken_card = st.done, st.current_player, st.phase, st.taken_card
+    terminated, truncated, need_deal = out.terminated, out.truncated, out.need_deal
+    ended_terminated, ended_truncated = out.ended_terminated, out.ended_truncated
+    max_turns = c.rules.max_turns_per_hand
     s = meld_scratch()
     clear_outputs(c.result, out)
     for i in range(actions.shape[0]):
-        if st.done[i] or not move[i]:  # the ended flags are all False while the episode runs
-            out.terminated[i] = out.ended_terminated[i]
-            out.truncated[i] = out.ended_truncated[i]
+        if done[i] or not move[i]:  # the ended flags are all False while the episode runs
+            terminated[i] = ended_terminated[i]
+            truncated[i] = ended_truncated[i]
             continue
         a = actions[i]
+        p = current_player[i]
+        ph = phase[i]
         if a == TAKE_DISCARD:
-            _take_discard(i, st)
+            top = pile[i, pile_size[i] - 1]
+            pile_size[i] -= 1
+            hands[i, p, top] = taken[i, p, top] = True
+            taken_card[i] = top
+            phase[i] = PH_DISCARD
         elif a == PASS:
-            _pass(i, st)
+            declined[i, p, pile[i, 0]] = True
+            phase[i] = PH_OFFER_DEALER if ph == PH_OFFER_NONDEALER else PH_FORCED_DRAW
+            current_player[i] = 1 - p
         elif a == DRAW_STOCK:
-            _draw(i, st)
-        else:
-            _discard_or_knock(i, a, c, s)
+            if ph == PH_DRAW:  # drawing instead of taking the top discard declines it
+                declined[i, p, pile[i, pile_size[i] - 1]] = True
+            card = deck[i, stock_next[i]]
+            stock_next[i] += 1
+            hands[i, p, card] = True
+            taken_card[i] = -1
+            phase[i] = PH_DISCARD
+        else:  # discard or knock
+            knock = a >= KNOCK
+            card = a - KNOCK if knock else a
+            hands[i, p, card] = taken[i, p, card] = False
+            taken_card[i] = -1
+            turns[i] += 1
+            if knock:
+                _showdown(i, p, card, c, s)
+                continue
+            pile[i, pile_size[i]] = card
+            pile_size[i] += 1
+            discarded[i, p, card] = True
+            wall = NUM_CARDS - stock_next[i] <= WALL
+            cap = (not wall) and turns[i] >= max_turns
+            if wall or cap:
+                _void_hand(i, cap, c, s)
+            else:
+                current_player[i] = 1 - p
+                phase[i] = PH_DRAW
     deals = over = 0
     for i in range(actions.shape[0]):
-        deals += out.need_deal[i]
-        if out.terminated[i] or out.truncated[i]:
-            out.ended_terminated[i] = out.terminated[i]
-            out.ended_truncated[i] = out.truncated[i]
+        deals += need_deal[i]
+        if terminated[i] or truncated[i]:
+            ended_terminated[i] = terminated[i]
+            ended_truncated[i] = truncated[i]
             over += 1
     return deals, over
 
@@ -163,11 +199,13 @@ def transition(actions, move, c):
 def clear_outputs(result, out):
     """Blank the outputs of the last step: rewards and flags zero, the result rows of the hands
     that ended blank (the ended flags stay: they are the games' own)."""
-    for i in range(out.hand_over.shape[0]):
-        if out.hand_over[i]:
+    rewards, terminated, truncated, hand_over, need_deal = (out.rewards, out.terminated, out.truncated, out.hand_over,
+                                                            out.need_deal)
+    for i in range(hand_over.shape[0]):
+        if hand_over[i]:
             blank_result_row(result, i)
-        out.rewards[i, 0] = out.rewards[i, 1] = 0.0
-        out.terminated[i] = out.truncated[i] = out.hand_over[i] = out.need_deal[i] = False
+        rewards[i, 0] = rewards[i, 1] = 0.0
+        terminated[i] = truncated[i] = hand_over[i] = need_deal[i] = False
 
 
 @njit(cache=True)
@@ -175,62 +213,6 @@ def clear_outputs_kernel(core):
     """``clear_outputs`` called from Python (``VectorGame.reset``)."""
     c = named_core(core)
     clear_outputs(c.result, c.out)
-
-
-@njit(cache=True, inline="always")
-def _take_discard(i, st):
-    p = st.current_player[i]
-    top = st.pile[i, st.pile_size[i] - 1]
-    st.pile_size[i] -= 1
-    st.hands[i, p, top] = True
-    st.taken[i, p, top] = True
-    st.taken_card[i] = top
-    st.phase[i] = PH_DISCARD
-
-
-@njit(cache=True, inline="always")
-def _pass(i, st):
-    p = st.current_player[i]
-    st.declined[i, p, st.pile[i, 0]] = True
-    st.phase[i] = PH_OFFER_DEALER if st.phase[i] == PH_OFFER_NONDEALER else PH_FORCED_DRAW
-    st.current_player[i] = 1 - p
-
-
-@njit(cache=True, inline="always")
-def _draw(i, st):
-    p = st.current_player[i]
-    if st.phase[i] == PH_DRAW:  # drawing instead of taking the top discard declines it
-        st.declined[i, p, st.pile[i, st.pile_size[i] - 1]] = True
-    card = st.deck[i, st.stock_next[i]]
-    st.stock_next[i] += 1
-    st.hands[i, p, card] = True
-    st.taken_card[i] = -1
-    st.phase[i] = PH_DISCARD
-
-
-@njit(cache=True, inline="always")
-def _discard_or_knock(i, a, c, s):
-    st = c.state
-    p = st.current_player[i]
-    knock = a >= KNOCK
-    card = a - KNOCK if knock else a
-    st.hands[i, p, card] = False
-    st.taken[i, p, card] = False
-    st.taken_card[i] = -1
-    st.turns[i] += 1
-    if knock:
-        _showdown(i, p, card, c, s)
-        return
-    st.pile[i, st.pile_size[i]] = card
-    st.pile_size[i] += 1
-    st.discarded[i, p, card] = True
-    wall = NUM_CARDS - st.stock_next[i] <= WALL
-    cap = (not wall) and st.turns[i] >= c.rules.max_turns_per_hand
-    if not (wall or cap):
-        st.current_player[i] = 1 - p
-        st.phase[i] = PH_DRAW
-        return
-    _void_hand(i, cap, c, s)
 
 
 @njit(cache=True)
@@ -356,72 +338,75 @@ def observe(rules, state, ask, views, second):
     go to two arrays.
 
     Each float of a row is written once (the card fields copied whole, the sparse ones zeroed
-    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds.
+    then set): at N=4096 the observations are 7 MB a step, more than a small L2 holds. The
+    fields are bound once, not read off the records per row: a record's field read in the loop
+    costs a reference count each time (three times the row's work at N=1024).
     """
+    hands, taken, discarded, declined = state.hands, state.taken, state.discarded, state.declined
+    done, current_player, phase = state.done, state.current_player, state.phase
+    pile, pile_size, knock_limit, stock_next = state.pile, state.pile_size, state.knock_limit, state.stock_next
+    dealer, scores, taken_card = state.dealer, state.scores, state.taken_card
+    game_episode, target, blocks_taken = rules.game_episode, rules.target_score, not rules.discard_taken_card
+    games, players, rows, second_rows, write_mask = ask.games, ask.players, ask.rows, ask.second, ask.masks
+    obs, mask, obs2 = views.obs, views.mask, second.obs
     s = meld_scratch()
-    for j in range(ask.games.shape[0]):
-        i = ask.games[j]
-        p = ask.players[j]
-        view = ask.rows[j] != MASK_ONLY
-        if ask.second.shape[0] > 0 and ask.second[j]:
-            o = second.obs[ask.rows[j]]
+    for j in range(games.shape[0]):
+        i = games[j]
+        p = players[j]
+        view = rows[j] != MASK_ONLY
+        if second_rows.shape[0] > 0 and second_rows[j]:
+            o = obs2[rows[j]]
         else:
-            o = views.obs[max(ask.rows[j], 0)]
-        if ask.masks:
-            views.mask[i, :] = False
+            o = obs[max(rows[j], 0)]
+        if write_mask:
+            mask[i, :] = False
         if p < 0:
             if view:
                 o[:] = 0.0
             continue
+        q = 1 - p
+        own = hands[i, p]
         if view:
-            _write_table(o, i, p, rules, state)
-        if state.done[i] or state.current_player[i] != p:
+            for start, cards in ((OWN_HAND, own), (OPP_TAKEN, taken[i, q]), (OPP_DISCARDED, discarded[i, q]),
+                                 (OPP_DECLINED, declined[i, q])):
+                for c in range(NUM_CARDS):
+                    o[start + c] = cards[c]
+            for start, size in _SPARSE_FIELDS:
+                _zero(o, start, size)
+            n = pile_size[i]
+            if n > 0:
+                o[DISCARD_TOP + pile[i, n - 1]] = 1.0
+                for k in range(n - 1):
+                    o[PILE_BURIED + pile[i, k]] = 1.0
+            o[KNOCK_LIMIT + knock_limit[i]] = 1.0
+            o[STOCK_SIZE] = (NUM_CARDS - stock_next[i]) / STOCK_SCALE
+            o[IS_DEALER] = 1.0 if dealer[i] == p else 0.0
+            if game_episode:
+                o[SCORES] = scores[i, p] / target
+                o[SCORES + 1] = scores[i, q] / target
+                o[SCORES + 2] = target / 100.0
+        if done[i] or current_player[i] != p:
             continue
-        ph = state.phase[i]
+        ph = phase[i]
         if view:
             o[PHASE + ph] = 1.0
         if ph != PH_DISCARD:
-            if ask.masks:
-                _draw_phase_mask(views.mask[i], ph)
+            if write_mask:
+                _draw_phase_mask(mask[i], ph)
             continue
-        own = state.hands[i, p]
         _melds.masks_of_row(own, s.mine)
         _melds.deadwood_after_discard_held_of_masks(s.mine, _RUN_DW, s.per_card, s.cand, s.tmp)
-        blocked = state.taken_card[i] if not rules.discard_taken_card else -1
+        blocked = taken_card[i] if blocks_taken else -1
         if view:
             _write_discard_view(o, own, blocked, s.per_card)
-        if ask.masks:
-            _write_discard_mask(views.mask[i], own, blocked, state.knock_limit[i], s.per_card)
+        if write_mask:
+            _write_discard_mask(mask[i], own, blocked, knock_limit[i], s.per_card)
 
 
 @njit(cache=True, inline="always")
 def _zero(o, start, size):
     for k in range(start, start + size):
         o[k] = 0.0
-
-
-@njit(cache=True, inline="always")
-def _write_table(o, i, p, rules, state):
-    """Player p's view of game i, all but the decision's fields (phase, discard deadwood)."""
-    q = 1 - p
-    for start, cards in ((OWN_HAND, state.hands[i, p]), (OPP_TAKEN, state.taken[i, q]),
-                         (OPP_DISCARDED, state.discarded[i, q]), (OPP_DECLINED, state.declined[i, q])):
-        for c in range(NUM_CARDS):
-            o[start + c] = cards[c]
-    for start, size in _SPARSE_FIELDS:
-        _zero(o, start, size)
-    n = state.pile_size[i]
-    if n > 0:
-        o[DISCARD_TOP + state.pile[i, n - 1]] = 1.0
-        for k in range(n - 1):
-            o[PILE_BURIED + state.pile[i, k]] = 1.0
-    o[KNOCK_LIMIT + state.knock_limit[i]] = 1.0
-    o[STOCK_SIZE] = (NUM_CARDS - state.stock_next[i]) / STOCK_SCALE
-    o[IS_DEALER] = 1.0 if state.dealer[i] == p else 0.0
-    if rules.game_episode:
-        o[SCORES] = state.scores[i, p] / rules.target_score
-        o[SCORES + 1] = state.scores[i, q] / rules.target_score
-        o[SCORES + 2] = rules.target_score / 100.0
 
 
 @njit(cache=True, inline="always")

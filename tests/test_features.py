@@ -20,7 +20,7 @@ from okgin_env.aec import raw_env
 from okgin_env.cards import parse_cards
 from okgin_env.core import VectorGame, random_legal_actions
 from okgin_env.features import (FEATURES, FEATURES_PARAMS, MELD_FEATURES, MELD_FIELDS, NUM_OUTS_FIELDS,
-                                OUTS_FEATURES, OUTS_FIELDS, TableReading, can_meld, discard_outs, input_size,
+                                OUTS_FEATURES, OUTS_FIELDS, TableReading, TableView, can_meld, discard_outs, input_size,
                                 learner_input, meld_features, outs, outs_features, read_table)
 from okgin_env.observation import OBS_FIELDS, OBS_SIZE
 from okgin_env.options import observation_box
@@ -132,7 +132,8 @@ def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
     p = FEATURES_PARAMS
     for i in rows:
         o = obs[i]
-        read_table(o, p.taken_partner_belief, p.thrown_partner_doubt, unseen, signal, opp, pairs, belief, weight)
+        view = TableView(unseen, signal, opp, pairs, belief, weight)
+        read_table(o, p.taken_partner_belief, p.thrown_partner_doubt, view)
         limit = k.row_knock_limit(o)
         k.row_field_masks(o, k.OWN_HAND, ms)
         discard_outs(ms, weight, limit, scratch, table, work)
