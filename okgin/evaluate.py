@@ -101,6 +101,7 @@ class EvalSpec:
 
     @property
     def names(self) -> list[str]:
+        """The agents' display names in the tables (``display_names``: ppo:FILE, #2 for a repeat)."""
         return display_names(self.specs)
 
     @property
@@ -113,11 +114,13 @@ class EvalSpec:
         return num + num % 2 if self.duplicate else num
 
     def settings(self, shard: Shard | None, progress) -> MatchSettings:
+        """How this run's matches are played, with this process's share and the progress bar's update."""
         return MatchSettings(seed=self.seed, rules=self.rules, duplicate=self.duplicate, batch=self.batch,
                              progress=progress, shard=shard)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """evaluate.py's command line (``parse_spec`` checks what argparse cannot)."""
     ap = argparse.ArgumentParser(
         prog=PROG, description="Evaluate okgin agents head to head (two) or in a round robin (more).",
         epilog="Example: python evaluate.py --agents expert simple random --hands 20000 --seed 0")
@@ -212,8 +215,9 @@ def parse_spec(argv: Sequence[str] | None = None) -> EvalSpec:
         return EvalSpec("human", json=args.json, human_results=args.human_results)
     specs = _program_specs(ap, args)
     rules = _check_play(ap, args, specs)
-    return EvalSpec("paired" if args.paired is not None else "matches", specs, args.hands, args.games, args.seed,
-                    args.duplicate, rules, args.batch, args.bootstrap, args.json, args.plot, args.progress)
+    return EvalSpec("paired" if args.paired is not None else "matches", specs, hands=args.hands, games=args.games,
+                    seed=args.seed, duplicate=args.duplicate, rules=rules, batch=args.batch, bootstrap=args.bootstrap,
+                    json=args.json, plot=args.plot, progress=args.progress)
 
 
 def _fail(message: str) -> None:

@@ -61,7 +61,10 @@ def test_evaluate_reproduces_the_recorded_reports(case, tmp_path, monkeypatch):
     for key in ("matches", "games"):
         report[key] = [{k: v for k, v in r.items() if k not in TIMING} for r in report.get(key, [])]
     assert_contains(recorded["json"], report, case)
-    assert without_speed(stdout.getvalue()) == without_speed(recorded["stdout"])
+    got, want = without_speed(stdout.getvalue()), without_speed(recorded["stdout"])
+    if case == "human":  # since 2c5a6ed (#36) the headline also counts abandoned games, on purpose; the tables are as recorded
+        got, want = got[1:], want[1:]
+    assert got == want
 
 
 def tensorboard_scalars(run: str) -> dict:
