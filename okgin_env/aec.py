@@ -115,6 +115,7 @@ from .rules import Rules
 from .shaping import potential
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
+_PLAYER = {a: p for p, a in enumerate(AGENTS)}  # agent name -> core player id
 
 
 # --------------------------------------------------------------------------- state
@@ -321,12 +322,12 @@ class raw_env(AECEnv, EzPickle):
         self._mask = out.legal_action_mask[0]
         mask8 = self._mask.view(np.int8)
         obs = out.observation[0]
-        self._plain = [None, None]
-        self._plain[cur] = obs
+        plain, views = self._plain, self._views
+        plain[1 - cur] = views[1 - cur] = None  # the other agent's view is built when asked
+        plain[cur] = obs
         if self._features != "raw":
             obs = learner_input(obs[None], self._features)[0]
-        self._views = [None, None]
-        self._views[cur] = {self._obs_key: obs, self._mask_key: mask8}
+        views[cur] = {self._obs_key: obs, self._mask_key: mask8}
         self.infos[AGENTS[cur]]["action_mask"] = mask8
         self.infos[AGENTS[1 - cur]]["action_mask"] = _ZERO_MASK
         self.agent_selection = AGENTS[cur]
@@ -367,7 +368,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        p = AGENTS.index(agent)
+        p = _PLAYER[agent]
         view = self._views[p]
         if view is None:  # not the agent to act: its view without a mask, built once
             obs = self.game.observe(p)[0]
@@ -499,6 +500,12 @@ class OkginAECEnv(raw_env):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return super().observe(agent)
+
+    def last(self, observe: bool = True) -> tuple:
+        """``AECEnv.last`` in one frame (the agent to act's view is cached by ``step``)."""
+        agent = self.agent_selection  # AttributeError before reset, as the wrapper chain says
+        obs = (self._views[_PLAYER[agent]] or self.observe(agent)) if observe else None
+        return obs, self._cumulative_rewards[agent], self.terminations[agent], self.truncations[agent], self.infos[agent]
 
     def state(self) -> np.ndarray:
         if not self._has_reset:

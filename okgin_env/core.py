@@ -38,7 +38,8 @@ from .actions import NUM_ACTIONS, action_text
 from .cards import HAND_SIZE, NUM_CARDS, card_text, parse_deck
 from .constants import (GAME_BONUS, LINE_BONUS, MAX_KNOCK_LIMIT, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,  # noqa: F401
                         PH_OFFER_DEALER, PH_OFFER_NONDEALER, PH_OVER, STOCK_START, UPCARD_POS, WALL, Phase)
-from .kernels import clear_outputs_kernel, deal_kernel, observe_kernel, step_kernel
+from .core_ref import core_ref, step_with_ref
+from .kernels import clear_outputs_kernel, deal_kernel, observe_kernel
 from .observation import OBS_SIZE
 from .records import Core, GameState, HandResult, ObserveRequest, StepArrays, Views, plain
 from .rules import Rules, RuleParams, rule_params
@@ -114,8 +115,18 @@ class VectorGame:
                          StepArrays.blank(self.num_games))
         self._core = plain(self.core)  # as the kernels receive it (okgin_env.records)
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), bool)
+        self._ref = core_ref(self._core, self._mask)  # both behind one pointer: a step's kernel call is cheap
         self._all = np.arange(self.num_games)
         self._move_all = np.ones(self.num_games, bool)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_ref"]  # numba's pointer does not pickle; rebuilt from the arrays it points to
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._ref = core_ref(self._core, self._mask)
 
     # ------------------------------------------------------------------ dealing
     def _random_decks(self, k: int) -> np.ndarray:
@@ -253,7 +264,7 @@ class VectorGame:
         writing the step's outputs (``core.out``, ``core.result``), the movers' views into ``obs``
         and ``self._mask``."""
         # the kernel also writes the new views when no game is to be dealt (most steps at small N)
-        deals, over, observed = step_kernel(a, move, self._core, (obs, self._mask), every_row, self.autoreset)
+        deals, over, observed = step_with_ref(self._ref, a, move, obs, every_row, self.autoreset)
         if not observed:
             out = self.core.out
             if deals:
