@@ -397,10 +397,7 @@ def observe(rules, state, ask, views, second):
         _melds.masks_of_row(own, s.mine)
         _melds.deadwood_after_discard_held_of_masks(s.mine, _RUN_DW, s.per_card, s.cand, s.tmp)
         blocked = taken_card[i] if blocks_taken else -1
-        if view:
-            _write_discard_view(o, own, blocked, s.per_card)
-        if write_mask:
-            _write_discard_mask(mask[i], own, blocked, knock_limit[i], s.per_card)
+        _write_discard(o, mask[i], own, blocked, knock_limit[i], s.per_card, view, write_mask)
 
 
 @njit(cache=True, inline="always")
@@ -423,22 +420,18 @@ def _draw_phase_mask(m, ph):
 
 
 @njit(cache=True, inline="always")
-def _write_discard_view(o, own, blocked, dw):
-    """The discard phase's fields of the view: the card that may not be discarded, and the
-    deadwood after each discard (dw[c], for held c) scaled to (0, 1]."""
-    if blocked >= 0:
+def _write_discard(o, m, own, blocked, knock_limit, dw, view, write_mask):
+    """The discard phase: with ``view``, the card that may not be discarded and the deadwood after
+    each discard (dw[c], for held c) scaled to (0, 1] into o; with ``write_mask``, the legal
+    discards (held cards but the blocked one) and knocks (where dw[c] <= knock_limit) into m."""
+    if blocked >= 0 and view:
         o[CANNOT_DISCARD + blocked] = 1.0
     for c in range(NUM_CARDS):
-        if own[c]:
+        if not own[c]:
+            continue
+        if view:
             o[DISCARD_DEADWOOD + c] = (DEADWOOD_SCALE - dw[c]) / DEADWOOD_SCALE
-
-
-@njit(cache=True, inline="always")
-def _write_discard_mask(m, own, blocked, knock_limit, dw):
-    """The legal discards and knocks: held cards but the blocked one; a knock where the other ten
-    cards leave deadwood dw[c] <= knock_limit."""
-    for c in range(NUM_CARDS):
-        if own[c] and c != blocked:
+        if write_mask and c != blocked:
             m[c] = True
             if dw[c] <= knock_limit:
                 m[KNOCK + c] = True

@@ -125,15 +125,16 @@ def advance(idx, acts, c, env, rw, step):
     views are written by ``views``). Returns (games needing a new deal, episodes over), as the
     core's step.
     """
+    actions, move, changed, hand_over = env.actions, env.move, env.changed, c.out.hand_over  # bound once (records.py)
     for j in range(idx.shape[0]):
-        env.actions[idx[j]] = acts[j]
-        env.move[idx[j]] = True
-    deals, over = transition(env.actions, env.move, c)
+        actions[idx[j]] = acts[j]
+        move[idx[j]] = True
+    deals, over = transition(actions, move, c)
     for j in range(idx.shape[0]):
         i = idx[j]
-        env.move[i] = False
-        env.changed[i] = True
-        if c.out.hand_over[i]:
+        move[i] = False
+        changed[i] = True
+        if hand_over[i]:
             _book_hand(i, c, env, rw, step)
     return deals, over
 
@@ -161,12 +162,12 @@ def _book_hand(i, c, env, rw, step):
 @njit(cache=True)
 def clear_log(log):
     """Blank a hand log's rows that hold hands (the others are blank already)."""
-    log = _named_log(log)
-    for i in range(log.count.shape[0]):
-        if log.count[i]:
-            log.count[i] = 0
-            log.net[i] = 0.0
-            blank_result_row(log.result, i)
+    count, net, result = _named_log(log)
+    for i in range(count.shape[0]):
+        if count[i]:
+            count[i] = 0
+            net[i] = 0.0
+            blank_result_row(result, i)
 
 
 @njit(cache=True)
@@ -194,37 +195,38 @@ def views(c, env, step, opp, opp_observes):
     mask also into mask[i], the core's). Without ``opp_observes`` the opponent's rows get masks
     only (no observation is computed; opp's obs is not written). Finished games get none.
     Returns how many games the opponent is to move in."""
-    current_player = c.state.current_player
-    n = env.changed.shape[0]
+    current_player, changed, seat, opp_idx, mask = c.state.current_player, env.changed, env.seat, env.opp_idx, env.mask
+    n = changed.shape[0]
     games = np.empty(n, np.int64)
     players = np.empty(n, np.int64)
     rows = np.empty(n, np.int64)
     second = np.zeros(n, np.bool_)  # the opponent's packed rows
     k = m = 0
     for i in range(n):
-        if not env.changed[i]:
+        if not changed[i]:
             continue
-        env.changed[i] = False
+        changed[i] = False
         p = current_player[i]
         if p < 0:
             continue
         games[m] = i
         players[m] = p
-        if p == env.seat[i]:
+        if p == seat[i]:
             rows[m] = i
         else:
             rows[m] = k if opp_observes else MASK_ONLY
             second[m] = opp_observes
-            env.opp_idx[k] = i
+            opp_idx[k] = i
             k += 1
         m += 1
     # one pass in game order: two passes over interleaved rows cost a third more
     ask = ObserveRequest(games[:m], players[:m], rows[:m], second[:m], True)
-    observe(c.rules, c.state, ask, Views(step.obs, env.mask), opp)
+    observe(c.rules, c.state, ask, Views(step.obs, mask), opp)
+    opp_mask = opp.mask
     for j in range(k):
-        i = env.opp_idx[j]
-        for a in range(env.mask.shape[1]):
-            opp.mask[j, a] = env.mask[i, a]
+        i = opp_idx[j]
+        for a in range(mask.shape[1]):
+            opp_mask[j, a] = mask[i, a]
     return k
 
 
@@ -238,29 +240,31 @@ def close_episodes(core, env, step, illegal, ends, final_obs):
     ``final_obs``; the others, new episodes that ended before the learner's first decision, are
     marked in the env's skip. Returns (ended, real, skipped) counts."""
     c, env, step, ends = named_core(core), named_env(env), LearnerStep(*step), Ends(*ends)
+    current_player, terminated, truncated, fresh = c.state.current_player, c.out.terminated, c.out.truncated, step.fresh
+    skip, changed, ended_idx, real_idx, seat = env.skip, env.changed, env.ended_idx, env.real_idx, env.seat
     n_ended = n_real = n_skip = 0
-    for i in range(c.state.current_player.shape[0]):
+    for i in range(current_player.shape[0]):
         bad = illegal.shape[0] > 0 and illegal[i]
-        env.skip[i] = False
-        if c.state.current_player[i] >= 0 and not bad:
+        skip[i] = False
+        if current_player[i] >= 0 and not bad:
             continue
-        env.ended_idx[n_ended] = i
+        ended_idx[n_ended] = i
         n_ended += 1
-        env.changed[i] = True
-        if step.fresh[i]:
-            env.skip[i] = True
+        changed[i] = True
+        if fresh[i]:
+            skip[i] = True
             n_skip += 1
         else:
-            env.real_idx[n_real] = i
+            real_idx[n_real] = i
             n_real += 1
             ends.done[i] = True
-            ends.terminated[i] = c.out.terminated[i] or bad
-            ends.truncated[i] = c.out.truncated[i]
-        step.fresh[i] = True
+            ends.terminated[i] = terminated[i] or bad
+            ends.truncated[i] = truncated[i]
+        fresh[i] = True
     players = np.empty(n_real, np.int64)
     for j in range(n_real):
-        players[j] = env.seat[env.real_idx[j]]
-    games = env.real_idx[:n_real]
+        players[j] = seat[real_idx[j]]
+    games = real_idx[:n_real]
     ask = ObserveRequest(games, players, np.arange(n_real), np.zeros(0, np.bool_), False)
     final = Views(final_obs, env.mask)
     observe(c.rules, c.state, ask, final, final)
