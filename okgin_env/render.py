@@ -264,6 +264,11 @@ def _parse(texts: Sequence[str]) -> list[int]:
     return [parse_card(t) for t in texts]
 
 
+def possessive(name: str) -> str:
+    """'player_1' -> "player_1's"; 'You' -> 'Your' (the terminal and the web call the person "You")."""
+    return {"you": "your", "You": "Your"}.get(name, f"{name}'s")
+
+
 def score_line(info: dict[str, Any], names: Sequence[str] = NAMES) -> str:
     """One line explaining the hand's points: '48 points to player_0 = player_1's deadwood 23 + gin bonus 25.'"""
     if info["void"]:
@@ -275,7 +280,7 @@ def score_line(info: dict[str, Any], names: Sequence[str] = NAMES) -> str:
     base = pts // 2 if info["spade_doubled"] else pts
     K, D = info["deadwood"][k], info["deadwood"][d]
     if info["gin"]:
-        expl = f"{names[d]}'s deadwood {D} + gin bonus {base - D}"
+        expl = f"{possessive(names[d])} deadwood {D} + gin bonus {base - D}"
     elif info["undercut"]:
         expl = f"undercut: deadwood difference {K} - {D} = {K - D} + undercut bonus {base - (K - D)}"
     else:

@@ -168,3 +168,10 @@ def test_single_agent_render_names_the_learner():
     text = env.render()
     # A-2-3s 4-5-6-7h 9-9-9 is gin; the opponent's junk has 68 deadwood: 68 + 25
     assert "93 points to you = opponent's deadwood 68 + gin bonus 25." in text and "you (knocker)" in text
+
+
+def test_score_line_says_your_deadwood_of_a_person():
+    gin = {"void": False, "turn_cap": False, "winner": 1, "knocker": 1, "points": [0, 50], "spade_doubled": False,
+           "deadwood": [25, 0], "gin": True, "undercut": False, "upcard": "7h"}
+    assert score_line(gin, ("You", "expert")) == "50 points to expert = Your deadwood 25 + gin bonus 25."
+    assert score_line(gin, ("player_0", "player_1")) == "50 points to player_1 = player_0's deadwood 25 + gin bonus 25."

@@ -85,9 +85,9 @@ def player_or_none(v: Any) -> int | None:
 
 
 def plain_score_line(info: dict, names: Sequence[str]) -> str:
-    """The terminal's score line, said of a person as "your deadwood" and "points to you", not "You's"."""
-    return score_line(info, names).replace("You's deadwood", "your deadwood").replace(" points to You = ",
-                                                                                      " points to you = ")
+    """The terminal's score line, said of a person as "points to you" (mid-sentence, not "to You")."""
+    return score_line(info, names).replace("Your deadwood", "your deadwood").replace(" points to You = ",
+                                                                                     " points to you = ")
 
 
 def headline(info: dict, names: Sequence[str]) -> str:
