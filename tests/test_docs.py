@@ -325,3 +325,21 @@ def _has_module(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         return False
+
+
+#: words a reader outside the project cannot look up: issue numbers ("#36", "issue 9") and the
+#: project's internal names for runs; docs/history.md and docs/experiments.md may use them
+JARGON = re.compile(r"(?<![\w&/])#\d{1,3}\b|\bissues? \d+\b|\boracle arm\b|\bthe issue's\b", re.IGNORECASE)
+
+
+def test_no_private_jargon_outside_history_and_experiments():
+    allowed = {"docs/history.md", "docs/experiments.md"}
+    found = []
+    for path in pages():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in allowed:
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            for m in JARGON.finditer(line):
+                found.append(f"{rel}:{i}: {m.group(0)!r} in {line.strip()[:80]!r}")
+    assert not found, "\n".join(found)
