@@ -5,25 +5,24 @@ tests/data/make_seeded_v1.py recorded from the code of commit bbcddf5 (before th
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import importlib.util
 import io
 import json
 import shutil
 
 import pytest
-import torch
 
 from conftest import ROOT, TINY_TRAIN
 from okgin import evaluate, train
 
 DATA = ROOT / "tests" / "data"
 FIXTURE = json.loads((DATA / "seeded_v1.json").read_text())
-TIMING = ("seconds", "hands_per_s", "cpu_seconds")  #: wall-clock figures: never part of a seeded result
-
-
-def weights_sha256(path: str) -> str:
-    model = torch.load(path, map_location="cpu", weights_only=True)["model"]
-    return hashlib.sha256(b"".join(k.encode() + model[k].numpy().tobytes() for k in sorted(model))).hexdigest()
+# the recording script's own readers (weights' hash, TensorBoard scalars, timing fields dropped): one definition
+_spec = importlib.util.spec_from_file_location("make_seeded_v1", DATA / "make_seeded_v1.py")
+make_seeded_v1 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_seeded_v1)
+weights_sha256, tensorboard_scalars, strip_timing = (make_seeded_v1.weights_sha256, make_seeded_v1.scalars,
+                                                     make_seeded_v1.strip_timing)
 
 
 def without_speed(text: str) -> list[str]:
@@ -57,22 +56,11 @@ def test_evaluate_reproduces_the_recorded_reports(case, tmp_path, monkeypatch):
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         evaluate.main(recorded["argv"] + ([] if case == "human" else ["--no-progress"]) + ["--json", str(path)])
-    report = json.loads(path.read_text())
-    for key in ("matches", "games"):
-        report[key] = [{k: v for k, v in r.items() if k not in TIMING} for r in report.get(key, [])]
-    assert_contains(recorded["json"], report, case)
+    assert_contains(recorded["json"], strip_timing(json.loads(path.read_text())), case)
     got, want = without_speed(stdout.getvalue()), without_speed(recorded["stdout"])
     if case == "human":  # since 2c5a6ed (#36) the headline also counts abandoned games, on purpose; the tables are as recorded
         got, want = got[1:], want[1:]
     assert got == want
-
-
-def tensorboard_scalars(run: str) -> dict:
-    """Every scalar of the run's events but the wall-clock ones (as the fixture holds them)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    (acc := EventAccumulator(run, size_guidance={"scalars": 0})).Reload()
-    return {tag: [[e.step, float(e.value)] for e in acc.Scalars(tag)] for tag in sorted(acc.Tags()["scalars"])
-            if tag != "charts/SPS" and not tag.startswith("eval_time/")}
 
 
 @pytest.mark.slow
