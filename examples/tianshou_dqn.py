@@ -1,6 +1,6 @@
 """Tianshou DQN on okgin's PettingZoo AEC env, unchanged, against a random seat, then okgin's evaluation.
 
-    python examples/tianshou_dqn.py --timesteps 150000 --seed 0
+    python examples/tianshou_dqn.py --timesteps 80000 --seed 0
 
 Tianshou's own multi-agent path (as in its tic-tac-toe example), nothing of our own around the env:
 
@@ -69,7 +69,7 @@ LEARNER = 0  #: the learner's seat index (``player_0``); the random policy plays
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--timesteps", type=int, default=150_000, help="env steps (decisions of both seats) of training")
+    p.add_argument("--timesteps", type=int, default=80_000, help="env steps (decisions of both seats) of training")
     p.add_argument("--hands", type=int, default=1000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
     p.add_argument("--seed", type=int, default=0, help="seeds torch, numpy (exploration) and the training envs")
@@ -83,7 +83,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
     p.add_argument("--n-step", type=int, default=4,
                    help="DQN n-step horizon in env steps (4: the learner's own next-but-one decision)")
-    p.add_argument("--epochs", type=int, default=15, help="trainer epochs (one log line each)")
+    p.add_argument("--epochs", type=int, default=8, help="trainer epochs (one log line each)")
     p.add_argument("--collect-steps", type=int, default=128,
                    help="env steps collected per training step (x --updates-per-step < 20: Tianshou 2.0.1 shows a "
                         "progress bar for 20 or more gradient steps whatever show_progress says)")
@@ -150,8 +150,12 @@ def train(args: argparse.Namespace) -> tuple[torch.nn.Module, int]:
 
     def anneal(epoch: int, env_step: int) -> None:
         """Linear exploration decay over the first half of the budget, then ``--eps-end``."""
-        frac = min(1.0, env_step / max(1, args.timesteps // 2))
-        dqn.policy.set_eps_training(args.eps_start + frac * (args.eps_end - args.eps_start))
+        eps = args.eps_start + min(1.0, env_step / max(1, args.timesteps // 2)) * (args.eps_end - args.eps_start)
+        dqn.policy.set_eps_training(eps)
+        # Tianshou 2.0.1's MultiAgentPolicy does not hand the trainer's "within a training step" flag
+        # to its seats' policies, so they collect with eps_inference (its tic-tac-toe example too:
+        # eps_test=0.05 is its exploration). Our evaluation reads the network, not this policy.
+        dqn.policy.set_eps_inference(eps)
 
     def learner_return(rewards: np.ndarray) -> np.ndarray:
         """The trainer's episode return: the learner's column (shaped reward)."""
@@ -172,7 +176,7 @@ def train(args: argparse.Namespace) -> tuple[torch.nn.Module, int]:
             r = evaluate(GreedyQ(dqn.policy.model, args.features), "random", args.probe_hands, seed=args.seed + 1)
             probe = f"  greedy vs random {r.points_per_hand:+6.2f} points/hand ({r.hands} hands)"
         print(f"epoch {stats.epoch:>3d}  env steps {info.train_step:>8d}  hands {info.train_episode:>6d}  "
-              f"{time.time() - start:6.0f} s  eps {dqn.policy.eps_training:.2f}  "
+              f"{time.time() - start:6.0f} s  eps {dqn.policy.eps_inference:.2f}  "
               f"loss {loss.get(f'player_{LEARNER}/loss', float('nan')):.4f}{probe}", flush=True)
     return dqn.policy.model, int(info.train_step)
 
