@@ -277,3 +277,14 @@ def test_shard_plays_every_kth_batch_and_sums_rows():
     assert shard.chunk_agent(other, 4) is other
     rows = np.arange(5.0)
     assert shard.combine(np.ones(5, bool), rows)[0] is rows  # one process: nothing to sum
+
+
+def test_match_settings_are_keywords_and_a_wrong_one_says_what_is_allowed():
+    a, b = made("random", 1), made("random", 2)
+    with pytest.raises(TypeError, match="settings must be a MatchSettings, got 3; give seed, rules"):
+        evaluate.match_hands(a, b, 10, 3)  # the old positional seed
+    with pytest.raises(TypeError, match="unknown match option\\(s\\) sed; allowed: seed, rules, duplicate"):
+        evaluate.play_games(a, b, 2, sed=3)
+    settings = evaluate.MatchSettings(seed=3, batch=4)
+    assert evaluate.match_hands(a, b, 10, settings)[0].points_per_hand == evaluate.match_hands(
+        made("random", 1), made("random", 2), 10, seed=3, batch=4)[0].points_per_hand

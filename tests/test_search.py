@@ -143,3 +143,11 @@ def test_extra_worlds_option() -> None:
     for bad in (-1, 2.5, True):
         with pytest.raises(ValueError, match="extra worlds must be an integer"):
             SearchAgent(extra=bad)
+
+
+def test_settings_or_keywords_and_an_unknown_option_is_named():
+    from okgin_agents.search import SearchSettings
+    assert SearchAgent(settings=SearchSettings(worlds=4), top=2).worlds == 4
+    assert SearchAgent(settings=SearchSettings(worlds=4), worlds=6).worlds == 6  # a keyword wins
+    with pytest.raises(TypeError, match="unknown option\\(s\\) world; allowed: worlds, rollout"):
+        SearchAgent(world=4)

@@ -147,6 +147,9 @@ class MatchSettings:
     def of(cls, settings: MatchSettings | None, options: dict) -> MatchSettings:
         """``settings`` (default: all defaults) with ``options`` (field names) replaced; a one-line TypeError
         for an unknown option."""
+        if settings is not None and not isinstance(settings, cls):
+            raise TypeError(f"settings must be a MatchSettings, got {settings!r}; give seed, rules, duplicate, batch, "
+                            f"progress and shard as keywords (e.g. seed=3)")
         unknown = sorted(set(options) - {f.name for f in fields(cls)})
         if unknown:
             raise TypeError(f"unknown match option(s) {', '.join(unknown)}; allowed: "
