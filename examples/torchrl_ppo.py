@@ -16,10 +16,11 @@ The choices that matter (the same as in ``examples/sb3_maskable_ppo.py``):
   (leave the best policy unchanged) only undiscounted.
 * ``deadwood_shaping=0.5``: without it a fresh policy almost never knocks and sees no signal;
   with it, lowering the best reachable deadwood pays at once (the terms cancel over the hand).
-* ``features="outs"``: the env appends ``okgin_env.features``' columns to the observation (861
-  floats: outs, danger, the opponent's likely cards), what okgin's own network reads. The plug-in
-  ``Agent`` computes the same columns from the plain observation (``learner_input``).
 * ``lmbda=0.8``: the advantages lean on the near shaping terms while the critic learns.
+* ``--features raw`` (the observation alone): ``outs`` (861 floats, what okgin's own network reads)
+  slowed the same PPO at this budget (docs/vector_env.md, "Learner features with SB3"; here too:
+  no sign of knocking after 20k steps). With ``--features outs`` the plug-in ``Agent`` computes the
+  columns from the plain observation (``learner_input``), as the env did in training.
 
 At the end the trained policy is saved (``--policy``, default ``runs/examples/torchrl_ppo/policy.pt``
 under the repository root) and, greedy over the legal actions, plays ``--hands`` hands against
@@ -31,9 +32,9 @@ every deal from both seats, 95% CIs over deal pairs, the same deals for every ru
     python evaluate.py --agents examples.torchrl_ppo:Agent random
     python play.py --opponent examples.torchrl_ppo:Agent
 
-Expected at the defaults (100,000 steps, seed 0; TorchRL 0.14.1, CPU torch, one thread):
-about +40 points/hand against ``random`` and about -10 against ``simple`` in about 10 minutes
-on 2 cores (docs' examples table has the measured figures and the load they were measured under).
+Expected at the defaults (100,000 steps, seed 0; TorchRL 0.14.1, CPU torch, one thread): not yet
+measured with these defaults (the SB3 example with the same settings reaches about +30 points/hand
+against ``random``).
 """
 
 from __future__ import annotations
@@ -82,12 +83,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--eval-seed", type=int, default=100, help="seeds the evaluation deals (the same for every run)")
     p.add_argument("--opponent", default="random", help="training opponent (an okgin agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
-    p.add_argument("--features", choices=FEATURES, default="outs",
+    p.add_argument("--features", choices=FEATURES, default="raw",
                    help="the policy's input: the observation (raw), or with okgin_env.features' columns (meld, outs)")
     p.add_argument("--frames-per-batch", type=int, default=2000, help="env steps collected per PPO update")
     p.add_argument("--minibatch", type=int, default=250, help="minibatch size of the update")
-    p.add_argument("--epochs", type=int, default=4,
-                   help="passes over each batch (the update, not the env, is most of the time: 4, not SB3's 10)")
+    p.add_argument("--epochs", type=int, default=10, help="passes over each batch (SB3's default, as in its example)")
     p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
     p.add_argument("--entropy-coeff", type=float, default=0.01, help="entropy bonus")
     p.add_argument("--lmbda", type=float, default=0.8, help="GAE lambda")
