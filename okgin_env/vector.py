@@ -85,7 +85,7 @@ from .options import (DICT_KEYS, ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 from .records import plain
-from .vector_kernels import (EnvArrays, LearnerStep, RewardRule, advance_kernel, clear_log, close_episodes,
+from .vector_kernels import (Booking, EnvArrays, LearnerStep, RewardRule, advance_kernel, clear_log, close_episodes,
                              illegal_rows, merge_logs, opponent_move, views_kernel)
 
 class HandLog:
@@ -196,10 +196,10 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         # arrays are written in place, never rebound
         self._env_arrays = plain(EnvArrays(
             seat=self._seat, pending=self._pending, changed=self._changed, actions=self._actions, move=self._move,
-            mask=self.game.mask_buffer, step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays(),
-            opp_idx=self._opp_idx, ended_idx=self._ended_idx, real_idx=self._real_idx, skip=self._skip))
-        self._reward_cfg = plain(RewardRule(points=self._points, scale=float(self._scale),
-                                            game_episode=self._game_episode))
+            mask=self.game.mask_buffer, opp_idx=self._opp_idx, ended_idx=self._ended_idx, real_idx=self._real_idx,
+            skip=self._skip))
+        rule = RewardRule(points=self._points, scale=float(self._scale), game_episode=self._game_episode)
+        self._booking = plain(Booking(rule=rule, step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays()))
         self._ready = False
 
     # ---------------------------------------------------------------- opponent
@@ -384,7 +384,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
                                check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
-        bad, deals, over, k = opponent_move(idx, acts, self._core, self._env_arrays, self._reward_cfg,
+        bad, deals, over, k = opponent_move(idx, acts, self._core, self._env_arrays, self._booking,
                                             (reward, fresh, self._obs), (opp_obs, opp_mask), self._opp_observes)
         if bad >= 0:
             raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
@@ -395,7 +395,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
         ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
-        deals, over = advance_kernel(idx, acts, self._core, self._env_arrays, self._reward_cfg,
+        deals, over = advance_kernel(idx, acts, self._core, self._env_arrays, self._booking,
                                      (reward, fresh, self._obs))
         if deals:  # a game episode goes on with a new hand
             self.game.deal_next_hands(self.game.core.out.need_deal, self.game.core.out.next_dealer)

@@ -40,8 +40,6 @@ class EnvArrays(NamedTuple):
     actions: np.ndarray  #: (N,) int64 the core's step scratch (blank between calls)
     move: np.ndarray  #: (N,) bool the core's step scratch (blank between calls)
     mask: np.ndarray  #: (N, 107) bool the core's legal-action masks (``VectorGame.mask_buffer``)
-    step_log: HandLog  #: hands that ended in the learner's episodes this step
-    reset_log: HandLog  #: hands that ended in fresh episodes (before the learner's first decision)
     opp_idx: np.ndarray  #: (N,) int64 the game of each of the opponent's packed rows
     ended_idx: np.ndarray  #: (N,) int64 games whose episode ended (``close_episodes``)
     real_idx: np.ndarray  #: (N,) int64 ... of those, the episodes the learner played
@@ -54,6 +52,15 @@ class RewardRule(NamedTuple):
     points: bool  #: its net points times scale, else +-1/0 by the winner
     scale: float
     game_episode: bool  #: +-1/0 by the winner of the game, not of the hand
+
+
+class Booking(NamedTuple):
+    """How the hands that end are booked for the learner: its reward rule and the hand logs (only
+    the kernels that move games take it: each array of a record costs its call a little)."""
+
+    rule: RewardRule
+    step_log: HandLog  #: hands that ended in the learner's episodes this step
+    reset_log: HandLog  #: hands that ended in fresh episodes (before the learner's first decision)
 
 
 class LearnerStep(NamedTuple):
@@ -79,11 +86,10 @@ def _named_log(log):
 
 
 @njit(cache=True, inline="always")
-def named_env(env):
-    """The ``EnvArrays`` of its plain tuple, the hand logs named too."""
-    e = EnvArrays(*env)
-    return EnvArrays(e.seat, e.pending, e.changed, e.actions, e.move, e.mask, _named_log(e.step_log),
-                     _named_log(e.reset_log), e.opp_idx, e.ended_idx, e.real_idx, e.skip)
+def named_booking(book):
+    """The ``Booking`` of its plain tuple, the reward rule and the hand logs named too."""
+    b = Booking(*book)
+    return Booking(RewardRule(*b.rule), _named_log(b.step_log), _named_log(b.reset_log))
 
 
 @njit(cache=True)
@@ -109,19 +115,19 @@ def illegal_rows(actions, mask, illegal):
 
 
 @njit(cache=True)
-def advance_kernel(idx, acts, core, env, rw, step):
+def advance_kernel(idx, acts, core, env, book, step):
     """``advance`` called from Python: the records as plain tuples."""
-    return advance(idx, acts, named_core(core), named_env(env), RewardRule(*rw), LearnerStep(*step))
+    return advance(idx, acts, named_core(core), EnvArrays(*env), named_booking(book), LearnerStep(*step))
 
 
 @njit(cache=True)
-def advance(idx, acts, c, env, rw, step):
+def advance(idx, acts, c, env, book, step):
     """Play ``acts[j]`` in game ``idx[j]`` (legal: checked before) and book every hand that ends.
 
     The env's actions and move are blank again on return. For each ended hand the learner (env's
     seat) earns its net points times the scale or +-1/0 by the winner of the hand or game
-    (``rw``): into the step's reward and the env's step_log, or for a fresh episode (not yet seen
-    by the learner) into the env's pending and reset_log. Moved games are marked changed (their
+    (``book.rule``): into the step's reward and ``book.step_log``, or for a fresh episode (not yet
+    seen by the learner) into the env's pending and ``book.reset_log``. Moved games are marked changed (their
     views are written by ``views``). Returns (games needing a new deal, episodes over), as the
     core's step.
     """
@@ -135,21 +141,22 @@ def advance(idx, acts, c, env, rw, step):
         move[i] = False
         changed[i] = True
         if hand_over[i]:
-            _book_hand(i, c, env, rw, step)
+            _book_hand(i, c, env, book, step)
     return deals, over
 
 
 @njit(cache=True, inline="always")
-def _book_hand(i, c, env, rw, step):
+def _book_hand(i, c, env, book, step):
     """The learner's reward and the hand log of a hand that ended in game i."""
     s = env.seat[i]
     net = np.float64(c.out.rewards[i, s])
-    if rw.points:
-        r = net * rw.scale
+    rule = book.rule
+    if rule.points:
+        r = net * rule.scale
     else:
-        w = c.result.game_winner[i] if rw.game_episode else c.result.winner[i]
+        w = c.result.game_winner[i] if rule.game_episode else c.result.winner[i]
         r = 0.0 if w < 0 else (1.0 if w == s else -1.0)
-    log = env.reset_log if step.fresh[i] else env.step_log
+    log = book.reset_log if step.fresh[i] else book.step_log
     if step.fresh[i]:
         env.pending[i] += r
     else:
@@ -184,7 +191,7 @@ def merge_logs(rows_b, a, b, out):
 @njit(cache=True)
 def views_kernel(core, env, step, opp, opp_observes):
     """``views`` called from Python: the records as plain tuples."""
-    return views(named_core(core), named_env(env), LearnerStep(*step), Views(*opp), opp_observes)
+    return views(named_core(core), EnvArrays(*env), LearnerStep(*step), Views(*opp), opp_observes)
 
 
 @njit(cache=True)
@@ -239,7 +246,7 @@ def close_episodes(core, env, step, illegal, ends, final_obs):
     (an illegal action terminates), and the learner's (env's seat) view of the end packed into
     ``final_obs``; the others, new episodes that ended before the learner's first decision, are
     marked in the env's skip. Returns (ended, real, skipped) counts."""
-    c, env, step, ends = named_core(core), named_env(env), LearnerStep(*step), Ends(*ends)
+    c, env, step, ends = named_core(core), EnvArrays(*env), LearnerStep(*step), Ends(*ends)
     current_player, terminated, truncated, fresh = c.state.current_player, c.out.terminated, c.out.truncated, step.fresh
     skip, changed, ended_idx, real_idx, seat = env.skip, env.changed, env.ended_idx, env.real_idx, env.seat
     n_ended = n_real = n_skip = 0
@@ -272,16 +279,16 @@ def close_episodes(core, env, step, illegal, ends, final_obs):
 
 
 @njit(cache=True)
-def opponent_move(idx, acts, core, env, rw, step, opp, opp_observes):
+def opponent_move(idx, acts, core, env, book, step, opp, opp_observes):
     """One opponent round in one call: check ``acts`` (legal in games ``idx``), ``advance``, then,
     when no episode ended and no hand is to be dealt, the ``views`` of the games that changed.
     Returns (index of the first illegal action or -1, deals, episodes over, games the opponent is
     to move in next, or -1 when the views are left to the caller)."""
-    c, env, step, opp = named_core(core), named_env(env), LearnerStep(*step), Views(*opp)
+    c, env, step, opp = named_core(core), EnvArrays(*env), LearnerStep(*step), Views(*opp)
     bad = first_illegal_packed(idx, acts, env.mask)
     if bad >= 0:
         return bad, 0, 0, -1
-    deals, over = advance(idx, acts, c, env, RewardRule(*rw), step)
+    deals, over = advance(idx, acts, c, env, named_booking(book), step)
     if deals > 0 or over > 0:
         return -1, deals, over, -1
     return -1, deals, over, views(c, env, step, opp, opp_observes)

@@ -85,13 +85,14 @@ def test_the_env_records_hold_each_named_array():
         got = getattr(arrays, name)
         if name == "mask":
             assert got is env.game.mask_buffer
-        elif name.endswith("_log"):
-            log = getattr(env, f"_{name}")
-            count, net, result = got
-            assert count is log.count and net is log.net and all(a is b for a, b in zip(result, log.result))
         else:
             assert got is getattr(env, f"_{name}")
-    assert vector_kernels.RewardRule(*env._reward_cfg) == (env._points, env._scale, env._game_episode)
+    book = vector_kernels.Booking(*env._booking)
+    assert vector_kernels.RewardRule(*book.rule) == (env._points, env._scale, env._game_episode)
+    for name in ("step_log", "reset_log"):
+        log = getattr(env, f"_{name}")
+        count, net, result = getattr(book, name)
+        assert count is log.count and net is log.net and all(a is b for a, b in zip(result, log.result))
 
 
 def test_deal_new_episodes_draws_as_reset_does():
