@@ -195,7 +195,11 @@ def determinize_kernel(obs, worlds, p, deal, rules, st):
     """Write world ``i % worlds`` of observation ``i // worlds`` into row i of the state ``st``
     (records as plain tuples: a ``WorldDeal``, the ``RuleParams``, the ``GameState``); player p
     is the observer. See ``determinize`` for what is sampled and what is chosen."""
-    deal, rules, st = WorldDeal(*deal), RuleParams(*rules), GameState(*st)
+    _determinize(obs, worlds, p, WorldDeal(*deal), RuleParams(*rules), GameState(*st))
+
+
+@njit(cache=True)
+def _determinize(obs, worlds, p, deal, rules, st):
     q = 1 - p
     s = meld_scratch()
     rest = np.empty(NUM_CARDS, np.int64)  # the non-stock cards, upcard first

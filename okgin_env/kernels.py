@@ -60,13 +60,19 @@ def meld_scratch():
 def deal_kernel(idx, decks, dealers, core, new_episode):
     """Deal a new hand in games idx[j] from decks[j] with dealers[j]; ``new_episode``: also clear
     the scores, the hands won and the ended flags (a new episode, not the next hand of a game).
-    (The fields are bound once: a record's field read in a loop costs a reference count each time.)"""
-    c = named_core(core)
+    (Every kernel that loops takes its records as arguments and binds their fields before the
+    loop: a record built inside the function, or a field read per game, makes the loop slower.)"""
+    _deal(idx, decks, dealers, named_core(core), new_episode)
+
+
+@njit(cache=True)
+def _deal(idx, decks, dealers, c, new_episode):
     st, out, fixed_limit = c.state, c.out, c.rules.knock_limit
     deck, hands, taken, discarded, declined = st.deck, st.hands, st.taken, st.discarded, st.declined
     pile, pile_size, stock_next, dealer, knock_limit = st.pile, st.pile_size, st.stock_next, st.dealer, st.knock_limit
     current_player, phase, taken_card, turns, done = st.current_player, st.phase, st.taken_card, st.turns, st.done
-    scores, hands_won, ended_terminated, ended_truncated = st.scores, st.hands_won, out.ended_terminated, out.ended_truncated
+    scores, hands_won = st.scores, st.hands_won
+    ended_terminated, ended_truncated = out.ended_terminated, out.ended_truncated
     for j in range(idx.shape[0]):
         i = idx[j]
         d = dealers[j]
@@ -104,8 +110,11 @@ def step_kernel(actions, move, core, views, every_row, autoreset):
     over, into ``views`` (obs by game, mask) in the same call: returns (deals, over, observed).
     Otherwise the caller deals and observes (one kernel call less per step matters when N is
     small: a call costs microseconds)."""
-    c = named_core(core)
-    views = Views(*views)
+    return _step(actions, move, named_core(core), Views(*views), every_row, autoreset)
+
+
+@njit(cache=True)
+def _step(actions, move, c, views, every_row, autoreset):
     deals, over = transition(actions, move, c)
     out = c.out
     if deals > 0 or (over > 0 and autoreset):

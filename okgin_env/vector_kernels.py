@@ -169,7 +169,12 @@ def _book_hand(i, c, env, book, step):
 @njit(cache=True)
 def clear_log(log):
     """Blank a hand log's rows that hold hands (the others are blank already)."""
-    count, net, result = _named_log(log)
+    _clear_log(_named_log(log))
+
+
+@njit(cache=True)
+def _clear_log(log):
+    count, net, result = log.count, log.net, log.result
     for i in range(count.shape[0]):
         if count[i]:
             count[i] = 0
@@ -180,7 +185,11 @@ def clear_log(log):
 @njit(cache=True)
 def merge_logs(rows_b, a, b, out):
     """Hand logs: ``out`` gets ``b``'s rows where ``rows_b``, ``a``'s elsewhere."""
-    a, b, out = _named_log(a), _named_log(b), _named_log(out)
+    _merge_logs(rows_b, _named_log(a), _named_log(b), _named_log(out))
+
+
+@njit(cache=True)
+def _merge_logs(rows_b, a, b, out):
     for i in range(rows_b.shape[0]):
         src = b if rows_b[i] else a
         out.count[i] = src.count[i]
@@ -239,6 +248,14 @@ def views(c, env, step, opp, opp_observes):
 
 @njit(cache=True)
 def close_episodes(core, env, step, illegal, ends, final_obs):
+    """``_close_episodes`` called from Python: the records as plain tuples. (Every kernel that loops
+    takes its records as arguments: a record built inside a function makes its loops slower,
+    4x for this one's at N=1024.)"""
+    return _close_episodes(named_core(core), EnvArrays(*env), LearnerStep(*step), illegal, Ends(*ends), final_obs)
+
+
+@njit(cache=True)
+def _close_episodes(c, env, step, illegal, ends, final_obs):
     """Find the episodes to deal again: game i's is over (or, with ``illegal`` not empty, its
     learner acted illegally). Their games go to the env's ended_idx and are marked changed and
     (the step's) fresh. Those the learner played (not fresh before) go to the env's real_idx:
@@ -246,7 +263,6 @@ def close_episodes(core, env, step, illegal, ends, final_obs):
     (an illegal action terminates), and the learner's (env's seat) view of the end packed into
     ``final_obs``; the others, new episodes that ended before the learner's first decision, are
     marked in the env's skip. Returns (ended, real, skipped) counts."""
-    c, env, step, ends = named_core(core), EnvArrays(*env), LearnerStep(*step), Ends(*ends)
     current_player, terminated, truncated, fresh = c.state.current_player, c.out.terminated, c.out.truncated, step.fresh
     skip, changed, ended_idx, real_idx, seat = env.skip, env.changed, env.ended_idx, env.real_idx, env.seat
     n_ended = n_real = n_skip = 0
