@@ -114,16 +114,6 @@ def test_env_wrappers_play_like_pettingzoos(episode):
     _assert_same_logs(_play(make_env(episode=episode), 3, 600), _play(_pettingzoo_env(episode=episode), 3, 600))
 
 
-def test_env_fuses_its_own_wrapper_chain_only():
-    """``env()``'s outer wrapper takes the whole chain in one frame; a chain built otherwise, of
-    the same classes, goes wrapper by wrapper and plays the same."""
-    assert make_env()._fused is not None
-    from okgin_env.aec import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
-    other = OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))
-    assert other._fused is None
-    _assert_same_logs(_play(make_env(), 5, 300), _play(other, 5, 300))
-
-
 @pytest.mark.parametrize("episode", ["hand", "game"])
 def test_env_wrappers_play_like_pettingzoos_without_observing_first(episode):
     """As above, with every third step taken without ``last()`` before it."""
