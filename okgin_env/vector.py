@@ -85,6 +85,7 @@ from .options import (DICT_KEYS, ILLEGAL_REWARD, VECTOR_ENV_ARGUMENTS, EnvConfig
 from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 from .records import plain
+from .vector_kernels import HandLog as VectorHandLog
 from .vector_kernels import (Booking, EnvArrays, LearnerStep, RewardRule, advance_kernel, clear_log, close_episodes,
                              illegal_rows, merge_logs, opponent_move, views_kernel)
 
@@ -96,6 +97,7 @@ class HandLog:
         self.count = np.zeros(n, np.int32)
         self.net = np.zeros(n, np.float64)
         self.result = HandResult.blank(n)
+        self._arrays = plain(VectorHandLog(self.count, self.net, self.result))  # the arrays are never rebound
 
     def clear(self, games: np.ndarray | None = None) -> None:
         if games is None:  # the rows with hands only: the others are blank already
@@ -109,7 +111,7 @@ class HandLog:
 
     def arrays(self) -> tuple:
         """(count, net, result): how ``vector_kernels.advance`` books into it (``vector_kernels.HandLog``)."""
-        return (self.count, self.net, tuple(self.result))
+        return self._arrays
 
     @staticmethod
     def merged(a: "HandLog", b: "HandLog", rows_b: np.ndarray) -> "HandLog":
@@ -330,7 +332,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         n = self.num_envs
         ends = np.zeros((3, n), bool)
         done, terminated, truncated = ends  # vector_kernels.Ends, by row
-        step = plain(LearnerStep(reward=reward, fresh=fresh, obs=self._obs))
+        step = tuple(LearnerStep(reward=reward, fresh=fresh, obs=self._obs))
         final_obs = final_seat = None
         k = -1  # games the opponent is to move in, once their views are written
         while True:
