@@ -28,6 +28,7 @@ pytest.importorskip("torchrl", reason="TorchRL is not installed (pip install -e 
 import gymnasium
 import torch
 from conftest import ROOT
+from tensordict import TensorDictBase
 from torchrl.envs import (
     ActionMask,
     DTypeCastTransform,
@@ -48,7 +49,7 @@ pytestmark = pytest.mark.integrations
 ENV_ID = "okgin/OklahomaGin-v0"
 
 
-def _check_and_roll(env: EnvBase, steps: int) -> torch.Tensor:
+def _check_and_roll(env: EnvBase, steps: int) -> TensorDictBase:
     """check_env_specs, then a seeded random rollout of ``steps`` steps over hand ends; returns it."""
     check_env_specs(env)
     torch.manual_seed(0)
@@ -58,7 +59,7 @@ def _check_and_roll(env: EnvBase, steps: int) -> torch.Tensor:
     return rollout
 
 
-def _assert_legal_and_hand_ends(rollout, min_hands: int) -> None:
+def _assert_legal_and_hand_ends(rollout: TensorDictBase, min_hands: int) -> None:
     """Every action was legal under the mask it was drawn with, and at least ``min_hands`` hands ended."""
     legal = rollout["action_mask"].gather(-1, rollout["action"].unsqueeze(-1))
     assert legal.all()
