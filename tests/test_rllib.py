@@ -43,7 +43,9 @@ def test_two_train_calls_with_two_env_runners_and_one_shared_policy():
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared")
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
             "shared": RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config={"fcnet_hiddens": [16]})}))
-        .env_runners(num_env_runners=2, rollout_fragment_length=100)
+        # sample_timeout_s: a runner that starts slowly (numba compiling, a loaded CI machine) must not
+        # leave a train() call without samples (its result then has no "env_runners" metrics)
+        .env_runners(num_env_runners=2, rollout_fragment_length=100, sample_timeout_s=600)
         .training(train_batch_size_per_learner=200, minibatch_size=100, num_epochs=1, gamma=1.0)
         .debugging(seed=0)
     )
