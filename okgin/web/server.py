@@ -210,6 +210,19 @@ class WebTable:
         key = agent_name(name)
         return key, self.bots[key]
 
+    def table_options(self, body: dict) -> tuple[Rules, bool, tuple[int, bool]]:
+        """A new table's rules, hand_only and (seed, public) from a request body (the server's defaults
+        where a key is absent); the game and the watch table read them alike."""
+        rules = _rules_from(body.get("rules"), self.config.rules)
+        hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
+        return rules, hand_only, self.next_seed(_seed_from(body.get("seed")))
+
+    def opened(self, table: Any, first_frame: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        """Register a new table and return ``first_frame(its id)``, taken under the table's lock."""
+        tid = self.games.add(table)
+        with table.lock:
+            return first_frame(tid)
+
     def next_seed(self, given: int | None) -> tuple[int, bool]:
         """(seed, public): the client's seed, else one from the server's --seed stream, else a secret one."""
         if given is not None:
@@ -231,13 +244,9 @@ class WebTable:
     def create_game(self, body: dict) -> dict[str, Any]:
         _only_keys(body, ("opponent", "rules", "hand_only", "seed"))
         key, spec = self.bot(body.get("opponent", self.opponent))
-        rules = _rules_from(body.get("rules"), self.config.rules)
-        hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
-        seed, public = self.next_seed(_seed_from(body.get("seed")))
+        rules, hand_only, (seed, public) = self.table_options(body)
         g = HumanGame(GameSetup(key, spec, rules, hand_only, seed, public), self.make_agent, self.results.append)
-        gid = self.games.add(g)
-        with g.lock:
-            return g.view(gid)
+        return self.opened(g, g.view)
 
     def read_game(self, gid: str) -> dict[str, Any]:
         g = self.games.get(gid, HumanGame)
@@ -272,14 +281,10 @@ class WebTable:
         default = self.config.watch or (self.config.opponent, self.config.opponent)
         na, sa = self.bot(body.get("a", agent_name(default[0])), "a")
         nb, sb = self.bot(body.get("b", agent_name(default[1])), "b")
-        rules = _rules_from(body.get("rules"), self.config.rules)
-        hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
-        seed, _ = self.next_seed(_seed_from(body.get("seed")))
+        rules, hand_only, (seed, _) = self.table_options(body)
         names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
         w = WatchGame((sa, sb), names, rules, hand_only, seed, self.make_agent)
-        wid = self.games.add(w)
-        with w.lock:
-            return w.start(wid)
+        return self.opened(w, w.start)
 
     def step_watch(self, wid: str) -> dict[str, Any]:
         w = self.games.get(wid, WatchGame)
