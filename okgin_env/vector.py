@@ -86,8 +86,9 @@ from .shaping import potential
 from .single_agent import MAX_RESET_TRIES, SEATS
 from .records import plain
 from .vector_kernels import HandLog as VectorHandLog
-from .vector_kernels import (Booking, EnvArrays, LearnerStep, RewardRule, advance_kernel, clear_log, close_episodes,
-                             illegal_rows, merge_logs, opponent_move, views_kernel)
+from .core_ref import (advance_with_ref, clear_logs_with_ref, close_episodes_with_ref, env_ref, opponent_move_with_ref,
+                       views_with_ref)
+from .vector_kernels import Booking, EnvArrays, LearnerStep, RewardRule, clear_log, illegal_rows, merge_logs
 
 class HandLog:
     """The hands that ended in each game during one step (or reset): how many, the learner's net
@@ -202,6 +203,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             skip=self._skip))
         rule = RewardRule(points=self._points, scale=float(self._scale), game_episode=self._game_episode)
         self._booking = plain(Booking(rule=rule, step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays()))
+        self._ref = env_ref(self._core, self._env_arrays, self._booking)  # all three behind one pointer (core_ref)
         self._ready = False
 
     # ---------------------------------------------------------------- opponent
@@ -227,8 +229,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         except ValueError as e:
             raise ValueError(f"reset options: {e}") from None
         self._obs = out.observation  # the views below rewrite the learner's rows
-        self._step_log.clear()
-        self._reset_log.clear()
+        clear_logs_with_ref(self._ref)  # self._step_log.clear(), self._reset_log.clear() in one call
         self._new_seats(self._rows)
         self._pending[:] = 0.0
         self._skipped[:] = 0
@@ -280,8 +281,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"illegal action {int(a[g])} ({action_text(int(a[g]))}) in game {g}; legal "
                                  f"actions: {legal_listing(self._mask[g])}")
         reward = np.zeros(self.num_envs, np.float64)
-        self._step_log.clear()
-        self._reset_log.clear()
+        clear_logs_with_ref(self._ref)  # self._step_log.clear(), self._reset_log.clear() in one call
         fresh = np.zeros(self.num_envs, bool)  # games whose new episode has not reached the learner yet
         # a new buffer for the views this step returns: every game moves (or, if its action was
         # illegal, starts a new episode), so every row is written again
@@ -338,8 +338,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         while True:
             if over or illegal is not None:
                 final_views = np.empty((n, OBS_SIZE), np.float32)
-                n_ended, n_real, n_skip = close_episodes(
-                    self._core, self._env_arrays, step, self._no_illegal if illegal is None else illegal,
+                n_ended, n_real, n_skip = close_episodes_with_ref(
+                    self._ref, step, self._no_illegal if illegal is None else illegal,
                     (done, terminated, truncated), final_views)
                 if n_real:
                     if final_obs is None:
@@ -362,7 +362,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 k = -1
             if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
                 opp_obs, opp_mask = self._opponent_buffers()
-                k = views_kernel(self._core, self._env_arrays, step, (opp_obs, opp_mask), self._opp_observes)
+                k = views_with_ref(self._ref, step, (opp_obs, opp_mask), self._opp_observes)
             if k == 0:
                 self._mask = self.game.mask_buffer.copy()
                 return done, terminated, truncated, final_obs, final_seat
@@ -386,8 +386,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
                                check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
-        bad, deals, over, k = opponent_move(idx, acts, self._core, self._env_arrays, self._booking,
-                                            (reward, fresh, self._obs), (opp_obs, opp_mask), self._opp_observes)
+        bad, deals, over, k = opponent_move_with_ref(self._ref, idx, acts, (reward, fresh, self._obs),
+                                                     (opp_obs, opp_mask), self._opp_observes)
         if bad >= 0:
             raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
         if deals:  # a game episode goes on with a new hand
@@ -397,8 +397,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
         ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
-        deals, over = advance_kernel(idx, acts, self._core, self._env_arrays, self._booking,
-                                     (reward, fresh, self._obs))
+        deals, over = advance_with_ref(self._ref, idx, acts, (reward, fresh, self._obs))
         if deals:  # a game episode goes on with a new hand
             self.game.deal_next_hands(self.game.core.out.need_deal, self.game.core.out.next_dealer)
         return over
