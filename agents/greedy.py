@@ -38,9 +38,7 @@ class GreedyAgent(Agent):
 
 @njit(cache=True)
 def _greedy_kernel(obs, mask, out):
-    ms = np.empty(4, np.int64)
-    work = np.empty(8, np.int64)
-    after = np.empty(NUM_CARDS, np.int64)
+    ms, work, after = k.draw_scratch()
     for b in range(obs.shape[0]):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
@@ -54,11 +52,8 @@ def _greedy_kernel(obs, mask, out):
                         best, card = x, c
             out[b] = k.knock_or_discard(card, True, m)
             continue
-        top = k.row_top(o)
+        top, now, with_top = k.offered_top(o, ph, ms, work)
         take = False
-        if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
-            k.row_field_masks(o, k.OWN_HAND, ms)
-            now, with_top = k.deadwood_now_and_with(ms, top, work)
-            if with_top - k.MAX_POINTS < now:  # else no discard can bring it below now
-                take = k.take_then_best(ms, top, after, work) < now
+        if top >= 0 and with_top - k.MAX_POINTS < now:  # else no discard can bring it below now
+            take = k.take_then_best(ms, top, after, work) < now
         out[b] = k.draw_action(take, m)

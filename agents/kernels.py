@@ -34,6 +34,24 @@ def knock_or_discard(card: int, knock: bool, mask: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def draw_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scratch of a bot's draw decision: (suit masks (4,), deadwood work (8,), per-card deadwoods (52,))."""
+    return np.empty(4, np.int64), np.empty(8, np.int64), np.empty(NUM_CARDS, np.int64)
+
+
+@njit(cache=True)
+def offered_top(o: np.ndarray, ph: int, ms: np.ndarray, work: np.ndarray) -> tuple[int, int, int]:
+    """(top, deadwood now, deadwood with top) where row ``o`` in phase ``ph`` may take the top discard
+    (the offer or the draw), the hand's suit masks left in ``ms``; top is -1 elsewhere."""
+    top = row_top(o)
+    if top < 0 or not (ph == OFFER_NONDEALER or ph == OFFER_DEALER or ph == DRAW):
+        return -1, 0, 0
+    row_field_masks(o, OWN_HAND, ms)
+    now, with_top = deadwood_now_and_with(ms, top, work)
+    return top, now, with_top
+
+
+@njit(cache=True)
 def take_then_best(ms: np.ndarray, top: int, after: np.ndarray, work: np.ndarray) -> int:
     """Least deadwood after taking ``top`` and discarding another card (ms is left unchanged)."""
     add(ms, top)

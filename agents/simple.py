@@ -42,20 +42,16 @@ def simple_actions(obs, mask, noise, out):
     float32, legal masks (B, 107) bool, ``noise`` (B,) floats in [0, 1) that break discard ties
     among suits. A kernel, for callers that supply their own noise (``SimpleAgent.act`` draws it
     from its generator; the search's rollouts hash it from a seed)."""
-    ms = np.empty(4, np.int64)
-    work = np.empty(8, np.int64)
-    after = np.empty(NUM_CARDS, np.int64)
+    ms, work, after = k.draw_scratch()
     for b in range(obs.shape[0]):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
         if ph == k.DISCARD:
             out[b] = k.knock_or_discard(_discard(o, m, noise[b]), True, m)
             continue
-        top = k.row_top(o)
+        top, now, with_top = k.offered_top(o, ph, ms, work)
         take = False
-        if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
-            k.row_field_masks(o, k.OWN_HAND, ms)
-            now, with_top = k.deadwood_now_and_with(ms, top, work)
+        if top >= 0:
             take = with_top < now + k.POINTS[top]  # melded in the best arrangement
             if not take and with_top - k.MAX_POINTS <= k.row_knock_limit(o):  # a knock is not ruled out
                 take = k.take_then_best(ms, top, after, work) <= k.row_knock_limit(o)

@@ -29,25 +29,38 @@ NO_MELD = -1  #: meld_id of a deadwood card or a card not in the hand
 RANK_POINTS = CARD_POINTS[:NUM_RANKS].astype(np.int64)
 
 
+@njit(cache=True, inline="always")
+def _next_block(u: int, r: int) -> tuple[int, int]:
+    """(start, end): the ranks [start, end) of the first maximal block of consecutive bits of the suit
+    mask u at rank r or above; start is NUM_RANKS when there is none."""
+    while r < NUM_RANKS and not (u >> r) & 1:
+        r += 1
+    start = r
+    while r < NUM_RANKS and (u >> r) & 1:
+        r += 1
+    return start, r
+
+
+@njit(cache=True, inline="always")
+def _block_mask(start: int, end: int) -> int:
+    """The suit mask of ranks [start, end)."""
+    return ((1 << end) - 1) ^ ((1 << start) - 1)
+
+
 def _build_run_tables() -> tuple[np.ndarray, np.ndarray]:
     """RUN_DEADWOOD[m]: points of the cards of suit mask m outside runs; RUN_MELDED[m]: run cards."""
     size = 1 << NUM_RANKS
     dead = np.zeros(size, dtype=np.int64)
     melded = np.zeros(size, dtype=np.int64)
+    next_block, block_mask = _next_block.py_func, _block_mask.py_func  # plain Python at import: no compile
     for m in range(size):
-        r = 0
-        while r < NUM_RANKS:
-            if not (m >> r) & 1:
-                r += 1
-                continue
-            start = r
-            while r < NUM_RANKS and (m >> r) & 1:
-                r += 1
-            block = ((1 << r) - 1) ^ ((1 << start) - 1)
-            if r - start >= 3:
-                melded[m] |= block
+        start, end = next_block(m, 0)
+        while start < NUM_RANKS:
+            if end - start >= 3:
+                melded[m] |= block_mask(start, end)
             else:
-                dead[m] += sum(RANK_POINTS[k] for k in range(start, r))
+                dead[m] += sum(RANK_POINTS[k] for k in range(start, end))
+            start, end = next_block(m, end)
     return dead, melded
 
 
@@ -148,19 +161,31 @@ def _num_codes(ms: np.ndarray, cand: np.ndarray) -> int:
     return total
 
 
+@njit(cache=True, inline="always")
+def _least_deadwood(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> tuple[int, int]:
+    """(minimal deadwood of the hand ms, the first set-choice code reaching it: deterministic); fills cand."""
+    _candidates(ms, cand)
+    best, best_code = 1 << 30, 0
+    for code in range(_num_codes(ms, cand)):
+        _apply_sets(ms, cand, code, tmp)
+        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
+        if d < best:
+            best, best_code = d, code
+    return best, best_code
+
+
 @njit(cache=True)
 def min_deadwood_of_masks(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
     """Minimal deadwood of the hand with suit masks ms."""
     if _set_ranks(ms[0], ms[1], ms[2], ms[3]) == 0:
         return run_dw[ms[0]] + run_dw[ms[1]] + run_dw[ms[2]] + run_dw[ms[3]]
-    _candidates(ms, cand)
-    best = 1 << 30
-    for code in range(_num_codes(ms, cand)):
-        _apply_sets(ms, cand, code, tmp)
-        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
-        if d < best:
-            best = d
-    return best
+    return _least_deadwood(ms, run_dw, cand, tmp)[0]
+
+
+@njit(cache=True, inline="always")
+def _hand_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cand, tmp, ms): the set search's scratch and one hand's suit masks, (4,) int64 each."""
+    return np.empty(4, np.int64), np.empty(4, np.int64), np.empty(4, np.int64)
 
 
 @njit(cache=True)
@@ -175,9 +200,7 @@ def masks_of_row(row: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def _hand_deadwood_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
-    cand = np.empty(4, np.int64)
-    tmp = np.empty(4, np.int64)
-    ms = np.empty(4, np.int64)
+    cand, tmp, ms = _hand_scratch()
     for b in range(hands.shape[0]):
         masks_of_row(hands[b], ms)
         out[b] = min_deadwood_of_masks(ms, run_dw, cand, tmp)
@@ -327,9 +350,7 @@ def _best_drop_of(rest: np.ndarray, best_drop: np.ndarray) -> int:
 
 @njit(cache=True)
 def _after_discard_kernel(hands: np.ndarray, run_dw: np.ndarray, out: np.ndarray) -> None:
-    cand = np.empty(4, np.int64)
-    tmp = np.empty(4, np.int64)
-    ms = np.empty(4, np.int64)
+    cand, tmp, ms = _hand_scratch()
     for b in range(hands.shape[0]):
         masks_of_row(hands[b], ms)
         deadwood_after_discard_of_masks(ms, run_dw, out[b], cand, tmp)
@@ -353,43 +374,32 @@ def _label_runs(rest: np.ndarray, run_melded: np.ndarray, meld_id: np.ndarray, n
 
 
 @njit(cache=True)
-def _label_sets(ms: np.ndarray, cand: np.ndarray, code: int, meld_id: np.ndarray, next_id: int) -> int:
-    """Give each set chosen by ``code`` its own meld id; return the next free id."""
+def _label_sets(ms: np.ndarray, left: np.ndarray, cand: np.ndarray, meld_id: np.ndarray, next_id: int) -> int:
+    """Give each set taken from the suit masks ms its own meld id, in candidate order; return the next
+    free id. ``left`` is what ``_apply_sets`` left of ms (the one place that says which cards a code takes)."""
     for k in range(4):
-        o = _option(ms, cand, code, k)
-        if o == 0:
-            continue
         r = cand[k]
+        if r < 0:  # padding
+            continue
+        taken = False
         for s in range(NUM_SUITS):
-            if (ms[s] >> r) & 1 and _in_set(s, o):
+            if ((ms[s] & ~left[s]) >> r) & 1:
                 meld_id[s * NUM_RANKS + r] = next_id
-        next_id += 1
+                taken = True
+        if taken:
+            next_id += 1
     return next_id
 
 
 @njit(cache=True)
-def _best_code(ms: np.ndarray, run_dw: np.ndarray, cand: np.ndarray, tmp: np.ndarray) -> int:
-    """First set-choice code reaching the minimal deadwood (deterministic)."""
-    _candidates(ms, cand)
-    best, best_code = 1 << 30, 0
-    for code in range(_num_codes(ms, cand)):
-        _apply_sets(ms, cand, code, tmp)
-        d = run_dw[tmp[0]] + run_dw[tmp[1]] + run_dw[tmp[2]] + run_dw[tmp[3]]
-        if d < best:
-            best, best_code = d, code
-    return best_code
-
-
-@njit(cache=True)
 def _best_melds_kernel(masks: np.ndarray, run_dw: np.ndarray, run_melded: np.ndarray, out: np.ndarray) -> None:
-    cand = np.empty(4, np.int64)
-    tmp = np.empty(4, np.int64)
+    cand, tmp, _ = _hand_scratch()
     for b in range(masks.shape[0]):
         ms = masks[b]
         out[b, :] = NO_MELD
-        code = _best_code(ms, run_dw, cand, tmp)
-        nid = _label_sets(ms, cand, code, out[b], 0)
+        code = _least_deadwood(ms, run_dw, cand, tmp)[1]
         _apply_sets(ms, cand, code, tmp)
+        nid = _label_sets(ms, tmp, cand, out[b], 0)
         _label_runs(tmp, run_melded, out[b], nid)
 
 
@@ -403,7 +413,7 @@ def _suit_deadwood_with_layoffs(a: int, k: int, run_dw: np.ndarray, rank_points:
     u = a | k
     total = 0
     r = 0
-    while r < NUM_RANKS:
+    while r < NUM_RANKS:  # one pass over the maximal blocks of u, summing points on the way (hot)
         if not (u >> r) & 1:
             r += 1
             continue
@@ -492,14 +502,8 @@ def _best_showdown(km, dm, run_dw, run_melded, rank_points, best_lay, best_choic
     krun = np.empty(4, np.int64)
     lay = np.empty(4, np.int64)
     choice = np.empty(2, np.int64)
-    _candidates(km, kcand)
+    kmin = _least_deadwood(km, run_dw, kcand, ktmp)[0]  # fills kcand
     ncodes = _num_codes(km, kcand)
-    kmin = 1 << 30
-    for code in range(ncodes):
-        _apply_sets(km, kcand, code, ktmp)
-        kd = run_dw[ktmp[0]] + run_dw[ktmp[1]] + run_dw[ktmp[2]] + run_dw[ktmp[3]]
-        if kd < kmin:
-            kmin = kd
     gin = kmin == 0
     best_d, best_kcode, best_nlay = -1, 0, 0
     for code in range(ncodes):
@@ -539,8 +543,8 @@ def _report_showdown(km, dm, gin, chosen, run_melded, meld_id, laid_off):
     for c in range(NUM_CARDS):
         meld_id[c] = NO_MELD
         laid_off[c] = False
-    nid = _label_sets(km, kcand, best_kcode, meld_id, 0)
     _apply_sets(km, kcand, best_kcode, ktmp)
+    nid = _label_sets(km, ktmp, kcand, meld_id, 0)
     nid = _label_runs(ktmp, run_melded, meld_id, nid)
     dcur = np.empty(4, np.int64)
     for s in range(NUM_SUITS):
@@ -559,8 +563,8 @@ def _report_showdown(km, dm, gin, chosen, run_melded, meld_id, laid_off):
     dcand = np.empty(4, np.int64)
     dtmp = np.empty(4, np.int64)
     _candidates(dcur, dcand)
-    nid = _label_sets(dcur, dcand, best_choice[1], meld_id, nid)
     _apply_sets(dcur, dcand, best_choice[1], dtmp)
+    nid = _label_sets(dcur, dtmp, dcand, meld_id, nid)
     for s in range(NUM_SUITS):
         nid = _label_defender_runs(s, dtmp[s], krun[s], meld_id, laid_off, nid)
 
@@ -571,18 +575,9 @@ def _label_defender_runs(s, a, k, meld_id, laid_off, nid):
     (joined to the nearest knocker run card of their block); its other blocks of three or more
     are its own runs. Returns the next meld id."""
     u = a | k
-    r = 0
-    while r < NUM_RANKS:
-        if not (u >> r) & 1:
-            r += 1
-            continue
-        start = r
-        anchor = -1
-        while r < NUM_RANKS and (u >> r) & 1:
-            if (k >> r) & 1 and anchor < 0:
-                anchor = r
-            r += 1
-        if anchor >= 0:  # defender cards of this block extend the knocker's run (chained)
+    start, r = _next_block(u, 0)
+    while start < NUM_RANKS:
+        if k & _block_mask(start, r):  # defender cards of this block extend the knocker's run (chained)
             for q in range(start, r):
                 if (a >> q) & 1:
                     laid_off[s * NUM_RANKS + q] = True
@@ -600,6 +595,7 @@ def _label_defender_runs(s, a, k, meld_id, laid_off, nid):
             for q in range(start, r):
                 meld_id[s * NUM_RANKS + q] = nid
             nid += 1
+        start, r = _next_block(u, r)
     return nid
 
 
