@@ -45,9 +45,8 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
-import okgin_agents
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
-from okgin.evaluate import MatchResult, play_match
+from okgin.evaluate import evaluate_against
 from okgin_env.features import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
@@ -92,11 +91,6 @@ class SB3Policy:
         return np.asarray(actions, np.int64)
 
 
-def evaluate(model: MaskablePPO, features: str, opponent: str, hands: int, seed: int) -> MatchResult:
-    """The learner against ``opponent`` over ``hands`` hands on duplicate deals from ``seed``."""
-    return play_match(SB3Policy(model, features), okgin_agents.make(opponent, seed=seed), hands, seed=seed)
-
-
 def main(argv: list[str] | None = None) -> float:
     """Train, evaluate, print; returns the points/hand against the first evaluation opponent."""
     args = parse_args(argv)
@@ -112,12 +106,8 @@ def main(argv: list[str] | None = None) -> float:
     model.learn(total_timesteps=args.total_timesteps)
     train_s = time.time() - start
     print(f"trained {args.total_timesteps} steps (features={args.features}, seed {args.seed}) in {train_s:.0f} s")
-    results = [evaluate(model, args.features, opponent, args.eval_hands, seed=args.eval_seed)
-               for opponent in args.eval_opponents]
-    for opponent, r in zip(args.eval_opponents, results):
-        lo, hi = r.points_ci
-        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
-              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
+    results = evaluate_against(SB3Policy(model, args.features), args.eval_opponents, args.eval_hands,
+                               seed=args.eval_seed)
     return results[0].points_per_hand
 
 

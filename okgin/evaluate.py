@@ -362,6 +362,20 @@ def write_outputs(spec: EvalSpec, report: dict, res: Results) -> None:
             _fail(f"cannot write --plot {spec.plot}: {e}")
 
 
+def evaluate_against(agent: Agent, opponents: Sequence[str], hands: int, seed: int) -> list[MatchResult]:
+    """``agent`` against each opponent spec over ``hands`` hands on duplicate deals from ``seed``
+    (``play_match``; the opponent seeded with ``seed``), one line printed per opponent: points/hand with
+    its 95% CI, hand win rate, void share. The examples end with it. Returns the results in order."""
+    results = []
+    for opponent in opponents:
+        r = play_match(agent, agents.make(opponent, seed=seed), hands, seed=seed)
+        lo, hi = r.points_ci
+        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
+              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
+        results.append(r)
+    return results
+
+
 # ------------------------------------------------------------------- main
 
 def main(argv: Sequence[str] | None = None) -> dict:

@@ -189,3 +189,15 @@ def test_strength_ladder():
     for a in ("simple", "greedy", "expert"):
         r = match(a, "random", 400, 13)
         assert r.win_rate_ci[0] > 0.9 and r.points_ci[0] > 40, r
+
+
+def test_evaluate_against_prints_and_returns_play_match_per_opponent(capsys):
+    """The examples' ending: one play_match per opponent (seeded alike), one printed line each."""
+    got = evaluate.evaluate_against(agents.make("greedy"), ["random", "simple"], 20, seed=3)
+    lines = capsys.readouterr().out.splitlines()
+    assert [r.agent_b for r in got] == ["random", "simple"] and len(lines) == 2
+    for opponent, r, line in zip(["random", "simple"], got, lines):
+        want = evaluate.play_match(agents.make("greedy"), agents.make(opponent, seed=3), 20, seed=3)
+        assert r.to_dict() | {"seconds": 0, "hands_per_s": 0, "cpu_seconds": 0} == \
+            want.to_dict() | {"seconds": 0, "hands_per_s": 0, "cpu_seconds": 0}
+        assert line.startswith(f"against {opponent} over 20 hands (10 duplicate deals): {r.points_per_hand:+.2f} [")
