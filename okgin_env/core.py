@@ -38,8 +38,8 @@ from .actions import NUM_ACTIONS, action_text
 from .cards import HAND_SIZE, NUM_CARDS, card_text, parse_deck
 from .constants import (GAME_BONUS, LINE_BONUS, MAX_KNOCK_LIMIT, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,  # noqa: F401
                         PH_OFFER_DEALER, PH_OFFER_NONDEALER, PH_OVER, STOCK_START, UPCARD_POS, WALL, Phase)
-from .core_ref import core_ref, step_with_ref
-from .kernels import clear_outputs_kernel, deal_kernel, observe_kernel, step_kernel
+from .core_ref import core_ref, deal_with_ref, observe_with_ref, step_with_ref
+from .kernels import clear_outputs_kernel, step_kernel
 from .observation import OBS_SIZE
 from .records import Core, GameState, HandResult, ObserveRequest, StepArrays, Views, plain
 from .rules import Rules, RuleParams, rule_params
@@ -137,8 +137,8 @@ class VectorGame:
         return self.rng.permuted(_ORDERED_DECK.repeat(k, axis=0), axis=1)  # repeat: np.tile's Python costs more
 
     def _deal(self, idx: np.ndarray, decks: np.ndarray, dealers: np.ndarray, new_episode: bool = False) -> None:
-        deal_kernel(idx.astype(np.int64, copy=False), decks.astype(np.int8, copy=False),
-                    dealers.astype(np.int8, copy=False), self._core, new_episode)
+        deal_with_ref(self._ref, idx.astype(np.int64, copy=False), decks.astype(np.int8, copy=False),
+                      dealers.astype(np.int8, copy=False), new_episode)
 
     def _new_games(self, idx: np.ndarray, decks: np.ndarray | None = None, dealers: np.ndarray | None = None) -> None:
         if decks is None:
@@ -308,8 +308,7 @@ class VectorGame:
         ``write_mask`` the movers' legal actions into the game's mask."""
         ask = ObserveRequest(games.astype(np.int64, copy=False), players.astype(np.int64, copy=False),
                              rows.astype(np.int64, copy=False), _NO_SECOND, write_mask)
-        views = (obs, self._mask)
-        observe_kernel(self._core, ask, views, views)
+        observe_with_ref(self._ref, ask, obs)
 
     def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
               out: np.ndarray | None = None) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 
-from .kernels import step_kernel
+from .kernels import deal_kernel, observe_kernel, step_kernel
 from .vector_kernels import advance_kernel, clear_log, close_episodes, opponent_move, views_kernel
 
 
@@ -42,6 +42,19 @@ def core_ref(core: tuple, mask: np.ndarray) -> CoreRef:
 def step_with_ref(ref, actions, move, obs, every_row, autoreset):
     """``kernels.step_kernel`` on the arrays behind ``ref``: (deals, over, observed)."""
     return step_kernel(actions, move, ref.core, (obs, ref.mask), every_row, autoreset)
+
+
+@njit(cache=True)
+def deal_with_ref(ref, idx, decks, dealers, new_episode):
+    """``kernels.deal_kernel`` on the arrays behind ``ref``."""
+    deal_kernel(idx, decks, dealers, ref.core, new_episode)
+
+
+@njit(cache=True)
+def observe_with_ref(ref, request, obs):
+    """``kernels.observe_kernel`` into ``obs`` and the mask behind ``ref`` (both views)."""
+    views = (obs, ref.mask)
+    observe_kernel(ref.core, request, views, views)
 
 
 # ------------------------------------------------------------------ the vector env's
