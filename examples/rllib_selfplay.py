@@ -61,9 +61,8 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
 )
 from ray.tune.registry import register_env
 
-import okgin_agents
 import okgin_env
-from okgin.evaluate import MatchResult, play_match
+from okgin.evaluate import evaluate_against
 from okgin_env.features import FEATURES, learner_input
 
 DEFAULT_POLICY = Path("runs/examples/rllib_selfplay/policy")
@@ -150,11 +149,6 @@ class Agent:
         return np.where(np.asarray(action_masks, bool), logits, -np.inf).argmax(axis=1).astype(np.int64)
 
 
-def evaluate(agent: Agent, opponent: str, hands: int, seed: int) -> MatchResult:
-    """The learner against ``opponent`` over ``hands`` hands on duplicate deals from ``seed``."""
-    return play_match(agent, okgin_agents.make(opponent, seed=seed), hands, seed=seed)
-
-
 def main(argv: list[str] | None = None) -> float:
     """Train, save, evaluate, print; returns the points/hand against the first evaluation opponent."""
     args = parse_args(argv)
@@ -180,12 +174,7 @@ def main(argv: list[str] | None = None) -> float:
           f"{args.num_env_runners} env runners) in {train_s:.0f} s; "
           f"policy saved to {args.out}")
 
-    agent = Agent(path=args.out)
-    results = [evaluate(agent, opponent, args.hands, seed=args.eval_seed) for opponent in args.eval_opponents]
-    for opponent, r in zip(args.eval_opponents, results):
-        lo, hi = r.points_ci
-        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
-              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
+    results = evaluate_against(Agent(path=args.out), args.eval_opponents, args.hands, seed=args.eval_seed)
     return results[0].points_per_hand
 
 

@@ -47,7 +47,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import okgin_agents
 import torch
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -67,7 +66,7 @@ from torchrl.objectives import ClipPPOLoss
 from torchrl.objectives.value import GAE
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
-from okgin.evaluate import MatchResult, play_match
+from okgin.evaluate import evaluate_against
 from okgin_env import NUM_ACTIONS
 from okgin_env.features import FEATURES, learner_input
 
@@ -143,11 +142,6 @@ def make_env(args: argparse.Namespace) -> TransformedEnv:
     return env
 
 
-def evaluate(agent: Agent, opponent: str, hands: int, seed: int) -> MatchResult:
-    """The learner against ``opponent`` over ``hands`` hands on duplicate deals from ``seed``."""
-    return play_match(agent, okgin_agents.make(opponent, seed=seed), hands, seed=seed)
-
-
 def main(argv: list[str] | None = None) -> float:
     """Train, save, evaluate, print; returns the points/hand against ``random``."""
     args = parse_args(argv)
@@ -202,14 +196,8 @@ def main(argv: list[str] | None = None) -> float:
                 "state_dict": actor.module[0].module.state_dict()}, args.policy)
     print(f"saved the policy to {args.policy} (the agent examples.torchrl_ppo:Agent, {POLICY_ENV_VAR})")
 
-    agent = Agent(path=args.policy)
-    results = {}
-    for opponent in ("random", "simple"):
-        r = results[opponent] = evaluate(agent, opponent, args.hands, seed=args.eval_seed)
-        lo, hi = r.points_ci
-        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
-              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
-    return results["random"].points_per_hand
+    results = evaluate_against(Agent(path=args.policy), ("random", "simple"), args.hands, seed=args.eval_seed)
+    return results[0].points_per_hand
 
 
 if __name__ == "__main__":
