@@ -39,9 +39,9 @@ from .cards import HAND_SIZE, NUM_CARDS, card_text, parse_deck
 from .constants import (GAME_BONUS, LINE_BONUS, MAX_KNOCK_LIMIT, PH_DISCARD, PH_DRAW, PH_FORCED_DRAW,  # noqa: F401
                         PH_OFFER_DEALER, PH_OFFER_NONDEALER, PH_OVER, STOCK_START, UPCARD_POS, WALL, Phase)
 from .core_ref import core_ref, deal_with_ref, observe_with_ref, step_with_ref
-from .kernels import clear_outputs_kernel, step_kernel
+from .kernels import clear_outputs_kernel
 from .observation import OBS_SIZE
-from .records import Core, GameState, HandResult, ObserveRequest, StepArrays, Views, plain
+from .records import Core, GameState, HandResult, ObserveRequest, StepArrays, plain
 from .rules import Rules, RuleParams, rule_params
 
 EPISODES = ("hand", "game")
@@ -68,10 +68,6 @@ class StepOutput:
 
 _ORDERED_DECK = np.arange(NUM_CARDS, dtype=np.int8)[None]  #: (1, 52) the cards in index order
 _NO_SECOND = np.zeros(0, bool)  #: ObserveRequest.second when every row goes to the one views
-#: up to this many games a step passes the core behind the structref (okgin_env.core_ref); above it,
-#: as plain records (2026-12-03, the step kernel alone, structref vs plain: N=8 9 vs 12 us, N=32 19 vs
-#: 17 us, N=128 111 vs 79 us, N=1024 694 vs 210 us)
-FEW_GAMES = 16
 
 
 # ------------------------------------------------------------------------ the class
@@ -268,12 +264,9 @@ class VectorGame:
         writing the step's outputs (``core.out``, ``core.result``), the movers' views into ``obs``
         and ``self._mask``."""
         # the kernel also writes the new views when no game is to be dealt (most steps at small N).
-        # A few games: the arrays behind one pointer (the argument check costs more than the moves);
-        # many: the plain records, whose loops run 3x faster at N=1024 than behind the structref.
-        if self.num_games <= FEW_GAMES:
-            deals, over, observed = step_with_ref(self._ref, a, move, obs, every_row, self.autoreset)
-        else:
-            deals, over, observed = step_kernel(a, move, self._core, (obs, self._mask), every_row, self.autoreset)
+        # The arrays go behind one pointer at every N (core_ref): random play, 2026-12-03, ns per
+        # decision, plain records vs structref: N=32 1152 vs 962, N=1024 482 vs 453, N=4096 547 vs 453.
+        deals, over, observed = step_with_ref(self._ref, a, move, obs, every_row, self.autoreset)
         if not observed:
             out = self.core.out
             if deals:

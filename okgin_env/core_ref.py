@@ -1,4 +1,5 @@
-"""The core's arrays behind one pointer, for the kernel call of every ``VectorGame.step``.
+"""The core's arrays behind one pointer, for the kernel calls of ``VectorGame`` (step, deal, observe)
+and of the vector env.
 
 numba checks the type of each argument at every call of a compiled function, array by array:
 the core's records (``okgin_env.records``) hold about fifty arrays, and checking them costs a few
