@@ -44,12 +44,13 @@ The same agent plays in okgin's programs::
         --agents examples.tianshou_dqn:Agent random
 
 Measured at the default budget (the command above, Tianshou 2.0.1, CPU torch 2.13): 80,896 env
-steps (both seats; about half are the learner's) in about 13 minutes of CPU time on one core (40
-minutes wall on the shared 2-core machine at load 5-9). It falls short: the greedy policy is
-within about +-2 points/hand of ``random`` at every epoch (+1.5 after 10k steps, +0.1 after 70k;
-200-hand probes), nearly every hand void: it has not learnt to knock at this budget, where
-examples/sb3_maskable_ppo.py reaches about +30 (PPO, 100k learner steps). Less exploration
-(``--eps-start 0.1 --eps-end 0.02``) did no better (+0.9 after 60k).
+steps (both seats; about half are the learner's) in about 13 minutes of CPU time on one core (48
+minutes wall on the shared 2-core machine at load 5-9). It falls short of the +20 points/hand
+target: against ``random`` +0.19 [-0.15, +0.53] points/hand (95% CI, 1000 hands, 99% void),
+against ``simple`` -47.83 [-49.20, -46.46]. The greedy policy has not learnt to knock at this
+budget (200-hand probes stay within +-2 at every epoch), where examples/sb3_maskable_ppo.py
+reaches about +30 (PPO, 100k learner steps). Less exploration (``--eps-start 0.1 --eps-end
+0.02``) did no better: +0.56 [+0.17, +0.96] against ``random``.
 """
 
 from __future__ import annotations
