@@ -30,8 +30,17 @@ class CoreRefType(types.StructRef):
 class CoreRef(structref.StructRefProxy):
     """``core``: the kernels' plain tuple of the game's records; ``mask``: (N, 107) bool legal actions."""
 
+    def fields(self) -> tuple:
+        """(core, mask) as numba boxes them (new array objects over the same memory)."""
+        return _core_ref_fields(self)
+
 
 structref.define_proxy(CoreRef, CoreRefType, ["core", "mask"])
+
+
+@njit(cache=True)
+def _core_ref_fields(ref):
+    return ref.core, ref.mask
 
 
 def core_ref(core: tuple, mask: np.ndarray) -> CoreRef:
@@ -78,8 +87,17 @@ class EnvRef(structref.StructRefProxy):
     """``core``, ``env``, ``book``: the plain tuples of the game's ``Core`` and the env's
     ``vector_kernels.EnvArrays`` and ``Booking``."""
 
+    def fields(self) -> tuple:
+        """(core, env, book) as numba boxes them (new array objects over the same memory)."""
+        return _env_ref_fields(self)
+
 
 structref.define_proxy(EnvRef, EnvRefType, ["core", "env", "book"])
+
+
+@njit(cache=True)
+def _env_ref_fields(ref):
+    return ref.core, ref.env, ref.book
 
 
 def env_ref(core: tuple, env: tuple, book: tuple) -> EnvRef:

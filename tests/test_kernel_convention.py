@@ -168,3 +168,23 @@ def _private_uses(path: Path) -> list[str]:
 @pytest.mark.parametrize("path", ["okgin_env/vector.py", "agents/search.py", *KERNEL_MODULES])
 def test_no_private_names_of_other_modules(path):
     assert _private_uses(ROOT / path) == []
+
+
+def _leaves(record):
+    return [a for x in record for a in (_leaves(x) if isinstance(x, tuple) else [x])]
+
+
+def test_the_structrefs_point_at_the_games_and_envs_own_arrays():
+    # the kernels behind core_ref's structrefs write in place: a copy there would lose every write
+    env = OkginVectorEnv(3, opponent="random")
+    game = env.game
+    pairs = list(zip(env._ref.fields(), (game._core, env._env_arrays, env._booking)))
+    pairs += list(zip(game._ref.fields(), (game._core, game._mask)))
+    for got, want in pairs:
+        got, want = (_leaves(got), _leaves(want)) if isinstance(want, tuple) else ([got], [want])
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            if isinstance(b, np.ndarray):
+                assert a.shape == b.shape and a.dtype == b.dtype and np.shares_memory(a, b)
+            else:
+                assert a == b
