@@ -26,7 +26,7 @@ over the legal actions, on the observation and mask alone) and plays ``--hands``
 every deal from both seats, 95% CIs over deal pairs, the deals fixed by ``--eval-seed``). The
 same agent plays in okgin's programs::
 
-    OKGIN_RLLIB_SELFPLAY_POLICY=runs/examples/rllib_selfplay/policy python okgin/evaluate.py \\
+    OKGIN_RLLIB_SELFPLAY_POLICY=runs/examples/rllib_selfplay/policy python evaluate.py \\
         --agents examples.rllib_selfplay:Agent random
 
 On a Ray cluster the same config samples on many machines: install okgin (the same version) on

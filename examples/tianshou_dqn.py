@@ -40,7 +40,7 @@ against ``random`` and ``simple`` with okgin's evaluation (``okgin.evaluate.play
 deals, every deal from both seats, 95% CIs over deal pairs, the deals fixed by ``--eval-seed``).
 The same agent plays in okgin's programs::
 
-    OKGIN_TIANSHOU_DQN_POLICY=runs/examples/tianshou_dqn/policy.pt python okgin/evaluate.py \\
+    OKGIN_TIANSHOU_DQN_POLICY=runs/examples/tianshou_dqn/policy.pt python evaluate.py \\
         --agents examples.tianshou_dqn:Agent random
 
 Measured at the default budget (the command above, Tianshou 2.0.1, CPU torch 2.13): 80,896 env
