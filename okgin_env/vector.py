@@ -206,6 +206,15 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._ref = env_ref(self._core, self._env_arrays, self._booking)  # all three behind one pointer (core_ref)
         self._ready = False
 
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_ref"]  # numba's pointer does not pickle (nor deepcopy); rebuilt from the arrays it points to
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._ref = env_ref(self._core, self._env_arrays, self._booking)
+
     # ---------------------------------------------------------------- opponent
     def set_opponent(self, opponent: Any, seed: int | None = None) -> None:
         """Play against ``opponent`` from the next step on (agent object, spec string or callable;

@@ -188,3 +188,22 @@ def test_the_structrefs_point_at_the_games_and_envs_own_arrays():
                 assert a.shape == b.shape and a.dtype == b.dtype and np.shares_memory(a, b)
             else:
                 assert a == b
+
+
+@pytest.mark.parametrize("clone", ["deepcopy", "pickle"])
+def test_a_cloned_env_steps_as_the_original_on_its_own_arrays(clone):
+    import copy
+    import pickle
+    env = OkginVectorEnv(3, opponent="random")
+    env.reset(seed=5)
+    twin = copy.deepcopy(env) if clone == "deepcopy" else pickle.loads(pickle.dumps(env))
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        a = random_legal_actions(env.action_masks(), rng)
+        o1, r1, *_ = env.step(a)
+        o2, r2, *_ = twin.step(a)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+    assert not np.shares_memory(env._obs, twin._obs) and not np.shares_memory(env.game.state.deck, twin.game.state.deck)
+    for got, want in zip(twin._ref.fields()[1], twin._env_arrays):
+        assert np.shares_memory(got, want)
