@@ -66,7 +66,7 @@ import torch
 
 import okgin_agents
 import okgin_env
-from okgin.evaluate import MatchResult, play_match
+from okgin.evaluate import MatchResult, evaluate_against, play_match
 from okgin_env.features import FEATURES, learner_input
 
 DEFAULT_POLICY = Path("runs/examples/tianshou_dqn/policy.pt")
@@ -245,12 +245,7 @@ def main(argv: list[str] | None = None) -> float:
     print(f"trained {steps} env steps (features={args.features}, seed {args.seed}) in {time.time() - start:.0f} s; "
           f"policy saved to {args.out}")
 
-    agent = Agent(path=args.out)
-    results = [evaluate(agent, opponent, args.hands, seed=args.eval_seed) for opponent in args.eval_opponents]
-    for opponent, r in zip(args.eval_opponents, results):
-        lo, hi = r.points_ci
-        print(f"against {opponent} over {r.hands} hands ({r.deals} duplicate deals): {r.points_per_hand:+.2f} "
-              f"[{lo:+.2f}, {hi:+.2f}] points/hand (95% CI), hand win rate {r.win_rate:.3f}, {r.void_rate:.0%} void")
+    results = evaluate_against(Agent(path=args.out), args.eval_opponents, args.hands, seed=args.eval_seed)
     return results[0].points_per_hand
 
 
