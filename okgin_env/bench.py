@@ -84,10 +84,11 @@ def bench_kernel(fn, hands: np.ndarray, seconds: float) -> float:
 
 
 def bench_aec(seconds: float, seed: int = 0) -> float | None:
-    """Decisions per second of random legal play through the wrapped PettingZoo AEC env.
+    """Decisions per second of random legal play through the PettingZoo AEC env ``env()``.
 
-    One game, hand episodes, ``env()`` with PettingZoo's classic wrappers; the loop is the
-    usual ``last()`` / ``step()`` one (dead agents step ``None``; a new hand after both).
+    The usual PettingZoo loop, each game (one hand) started anew: ``reset()``, then
+    ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)`` with a random legal
+    action (``None`` for a finished agent). Only decisions are counted.
     """
     try:
         from .aec import env as make_env
@@ -95,24 +96,25 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
         return None
     e = make_env()
     rng = np.random.default_rng(seed)
-    e.reset(seed=seed)
+    steps = 0
 
-    def run(n: int) -> None:
-        for _ in range(n):
+    def game() -> None:
+        nonlocal steps
+        e.reset()
+        for _ in e.agent_iter():
             obs, _, term, trunc, _ = e.last()
             if term or trunc:
                 e.step(None)
-                if not e.agents:
-                    e.reset()
             else:
                 legal = np.flatnonzero(obs["action_mask"])
                 e.step(int(legal[rng.integers(len(legal))]))
+                steps += 1
 
-    run(200)  # warm-up (numba compile, caches)
+    for _ in range(20):  # warm-up (numba compile, caches)
+        game()
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        run(100)
-        steps += 100
+        game()
     return steps / (time.perf_counter() - start)
 
 
@@ -213,7 +215,7 @@ def compare_one_game(seconds: float, rounds: int = 3) -> None:
         for restart, rates in anchors.items():
             rates.append(openspiel_random_play(seconds, restart=restart))
     if aec[0] is not None:
-        print(f"  PettingZoo AEC env (env() with wrappers): {max(aec):12,.0f} decisions/s")
+        print(f"  PettingZoo AEC env (env(), agent_iter loop): {max(aec):12,.0f} decisions/s")
     if anchors["clone"][0] is None:
         print("  OpenSpiel gin_rummy: skipped (pyspiel is not installed: pip install open_spiel)")
         return
