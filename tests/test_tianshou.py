@@ -1,5 +1,5 @@
 """Tianshou 2.0.1 on its own PettingZoo path over okgin's AEC env, unchanged (issue 34), and
-examples/tianshou_dqn.py at a tiny budget.
+examples/tianshou_ppo.py (its Gymnasium path) at a tiny budget.
 
 The path: ``tianshou.env.PettingZooEnv(okgin_env.env())`` in a ``DummyVectorEnv``, a
 ``MultiAgentOffPolicyAlgorithm`` (a masked DQN seat and Tianshou's masked random seat), a
@@ -84,25 +84,26 @@ def test_collect_3000_steps_across_hand_ends_and_update():
 
 
 def test_example_runs_at_a_tiny_budget(tmp_path, monkeypatch):
-    """examples/tianshou_dqn.py end to end in seconds: it prints its evaluation lines and saves a
-    policy that ``make_agent("examples.tianshou_dqn:Agent")`` loads and plays legal actions with."""
+    """examples/tianshou_ppo.py end to end in seconds: it prints its evaluation lines and saves a
+    policy that ``make_agent("examples.tianshou_ppo:Agent")`` loads and plays legal actions with."""
     policy = tmp_path / "policy.pt"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, str(ROOT / "examples" / "tianshou_dqn.py"), "--timesteps", "512", "--epochs", "1",
-           "--envs", "4", "--hands", "20", "--probe-hands", "0", "--features", "raw", "--hidden", "32",
-           "--seed", "3", "--out", str(policy)]
+    cmd = [sys.executable, str(ROOT / "examples" / "tianshou_ppo.py"), "--timesteps", "512", "--epochs", "1",
+           "--rollout", "256", "--batch", "64", "--repeat", "1", "--envs", "4", "--hands", "20",
+           "--probe-hands", "10", "--hidden", "32", "--seed", "3", "--out", str(policy)]
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
-    assert re.match(r"epoch +1 +env steps +512 ", lines[0]), lines[0]
+    assert re.match(r"epoch +1 +env steps +512 .* greedy vs random +[+-]\d+\.\d\d points/hand \(10 hands\)$",
+                    lines[0]), lines[0]
     number = r"[+-]\d+\.\d\d"
     for opponent, line in zip(("random", "simple"), lines[-2:]):
         assert re.fullmatch(rf"against {opponent} over 20 hands \(10 duplicate deals\): {number} \[{number}, "
                             rf"{number}\] points/hand \(95% CI\), hand win rate \d\.\d{{3}}, \d+% void", line), line
 
     monkeypatch.syspath_prepend(str(ROOT))
-    monkeypatch.setenv("OKGIN_TIANSHOU_DQN_POLICY", str(policy))
-    agent = okgin_env.make_agent("examples.tianshou_dqn:Agent", seed=0)
+    monkeypatch.setenv("OKGIN_TIANSHOU_PPO_POLICY", str(policy))
+    agent = okgin_env.make_agent("examples.tianshou_ppo:Agent", seed=0)
     game = okgin_env.VectorGame(8, seed=5)
     game.reset()
     masks = np.array(game.legal_action_mask)
@@ -110,9 +111,9 @@ def test_example_runs_at_a_tiny_budget(tmp_path, monkeypatch):
     assert actions.dtype == np.int64 and actions.shape == (8,)
     assert masks[np.arange(8), actions].all()
 
-    monkeypatch.setenv("OKGIN_TIANSHOU_DQN_POLICY", str(tmp_path / "missing.pt"))
-    with pytest.raises(FileNotFoundError, match="OKGIN_TIANSHOU_DQN_POLICY"):
-        okgin_env.make_agent("examples.tianshou_dqn:Agent")
+    monkeypatch.setenv("OKGIN_TIANSHOU_PPO_POLICY", str(tmp_path / "missing.pt"))
+    with pytest.raises(FileNotFoundError, match="OKGIN_TIANSHOU_PPO_POLICY"):
+        okgin_env.make_agent("examples.tianshou_ppo:Agent")
 
 
 def _gin_deal() -> list[str]:
