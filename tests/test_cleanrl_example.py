@@ -21,5 +21,6 @@ def test_cleanrl_example_runs():
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("iter 1/2 steps 128 ")
-    assert re.fullmatch(r"eval: greedy vs random: [+-]\d+\.\d\d points/hand, hand win rate \d+\.\d% over 8 hands",
+    assert re.fullmatch(r"eval: greedy vs random: [+-]\d+\.\d\d points/hand \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\] \(95% CI\), "
+                        r"hand win rate \d+\.\d% over 8 hands",
                         lines[-1]), lines[-1]
