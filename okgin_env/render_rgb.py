@@ -241,24 +241,7 @@ def render_rgb(state: GameState, player: int, rules: Rules | None = None, *, gam
         head = f"{names[p]}: {names[cur]} to act"
     draw_text(img, 10, 8, head, _GOLD)
 
-    # the hand, grouped into melds, then the deadwood
-    hand = cards_of(state.hands[game, p])
-    melds, dead = meld_groups(hand)
-    role = "dealer" if int(state.dealer[game]) == p else "non-dealer"
-    dead_points = int(sum(int(CARD_POINTS[c]) for c in dead))
-    draw_text(img, 10, 30, f"hand ({len(hand)}, {role})   deadwood {dead_points}", _DIM)
-    taken = int(state.taken_card[game])
-    blocked = taken if (cur == p and taken >= 0 and not rules.discard_taken_card) else -1
-    x, y = 10, 50
-    for group in [*melds, dead]:
-        if not group:
-            continue
-        if group is not dead:
-            _rect(img, x, y + CARD_H + 4, len(group) * (CARD_W + _GAP) - _GAP, 3, _GOLD)
-        for c in group:
-            draw_card(img, x, y, c, _GOLD if c == blocked else None)
-            x += CARD_W + _GAP
-        x += _GROUP_GAP - _GAP
+    _draw_hand(img, state, game, p, cur == p and not rules.discard_taken_card)
 
     # discard pile, stock and the numbers
     y = 128
@@ -290,11 +273,37 @@ def render_rgb(state: GameState, player: int, rules: Rules | None = None, *, gam
     for i, line in enumerate(lines[:6]):
         draw_text(img, tx, y + 18 * i, line, _INK if i else _GOLD)
 
-    # the last hand's result
     if last_hand is not None:
-        y = 246
-        _rect(img, 0, y - 6, WIDTH, 2, _DIM)
-        wrapped = [w for line in _result_lines(last_hand, names, p) for w in _wrap(line, (WIDTH - 20) // 12)]
-        for i, line in enumerate(wrapped[:5]):
-            draw_text(img, 10, y + 19 * i, line, _GOLD if i == 0 else _INK)
+        _draw_last_hand(img, last_hand, names, p)
     return img
+
+
+def _draw_hand(img: np.ndarray, state: GameState, game: int, p: int, mark_taken: bool) -> None:
+    """Player ``p``'s hand at the top, grouped into melds (underlined), then the deadwood; with
+    ``mark_taken`` the card just taken from the pile (which may not be discarded) is outlined."""
+    hand = cards_of(state.hands[game, p])
+    melds, dead = meld_groups(hand)
+    role = "dealer" if int(state.dealer[game]) == p else "non-dealer"
+    dead_points = int(sum(int(CARD_POINTS[c]) for c in dead))
+    draw_text(img, 10, 30, f"hand ({len(hand)}, {role})   deadwood {dead_points}", _DIM)
+    taken = int(state.taken_card[game])
+    blocked = taken if (mark_taken and taken >= 0) else -1
+    x, y = 10, 50
+    for group in [*melds, dead]:
+        if not group:
+            continue
+        if group is not dead:
+            _rect(img, x, y + CARD_H + 4, len(group) * (CARD_W + _GAP) - _GAP, 3, _GOLD)
+        for c in group:
+            draw_card(img, x, y, c, _GOLD if c == blocked else None)
+            x += CARD_W + _GAP
+        x += _GROUP_GAP - _GAP
+
+
+def _draw_last_hand(img: np.ndarray, last_hand: dict[str, Any], names: Sequence[str], p: int) -> None:
+    """The last hand's result at the bottom, wrapped to the picture's width (five lines at most)."""
+    y = 246
+    _rect(img, 0, y - 6, WIDTH, 2, _DIM)
+    wrapped = [w for line in _result_lines(last_hand, names, p) for w in _wrap(line, (WIDTH - 20) // 12)]
+    for i, line in enumerate(wrapped[:5]):
+        draw_text(img, 10, y + 19 * i, line, _GOLD if i == 0 else _INK)
