@@ -50,6 +50,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium
 import numpy as np
@@ -201,10 +202,9 @@ class Greedy:
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """(B, OBS_SIZE) observations and (B, 107) legal-action masks -> (B,) int64 legal actions."""
-        from tianshou.data import Batch
-
-        obs = Batch(observation=learner_input(np.asarray(observations, np.float32), self.features),
-                    action_mask=np.asarray(action_masks, bool))
+        # the actor reads only these two fields, so playing needs no Tianshou ``Batch``
+        obs = SimpleNamespace(observation=learner_input(np.asarray(observations, np.float32), self.features),
+                              action_mask=np.asarray(action_masks, bool))
         with torch.no_grad():
             logits, _ = self.actor(obs)
         return logits.argmax(dim=1).numpy().astype(np.int64)
