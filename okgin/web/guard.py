@@ -50,6 +50,16 @@ class SecurityHeadersMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+def _referer_origin(referer: str) -> str:
+    """The origin (``scheme://host[:port]``) a Referer names; an unparsable one (``http://[::1``) is
+    returned as it is, so it compares unequal to ours and is refused as foreign."""
+    try:
+        parts = urlsplit(referer)
+    except ValueError:
+        return referer
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def refusal(scope: Scope) -> tuple[int, str] | None:
     """(status, message) when a request must be refused before it reaches the API, else None."""
     method = scope["method"]
@@ -59,8 +69,7 @@ def refusal(scope: Scope) -> tuple[int, str] | None:
     own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}".lower()
     origin = headers.get("origin")
     if origin is None and headers.get("referer"):
-        parts = urlsplit(headers["referer"])
-        origin = f"{parts.scheme}://{parts.netloc}"
+        origin = _referer_origin(headers["referer"])
     if origin is not None and origin.lower() != own:
         return 403, (f"cross-origin request refused: this server only takes {method} requests from its own "
                      f"page ({own}), not from {origin[:80]!r}")
