@@ -612,6 +612,18 @@ def test_replays_are_answered_a_page_at_a_time():
     assert c.get("/api/replays/nope/frames").status_code == 404
 
 
+@pytest.mark.parametrize("query,name,allowed", [("start=²", "start", "0-30"), ("start=٣", "start", "0-30"),
+                                                ("start=31", "start", "0-30"), ("start=1e3", "start", "0-30"),
+                                                ("start=9999999999", "start", "0-30"), ("count=²", "count", "1-100")])
+def test_a_replay_page_query_that_is_not_a_number_in_range_is_400(query, name, allowed):
+    """'²' and '٣' pass str.isdigit(); they are 400 naming the parameter and its range, not a 500."""
+    c = _client()
+    rep = c.post("/api/replays", json=_long_log(30)).json()
+    assert rep["moves"] == 30
+    r = c.get(f"/api/replays/{rep['id']}/frames?{query}")
+    assert r.status_code == 400 and f"'{name}'" in r.json()["error"] and allowed in r.json()["error"], r.text
+
+
 def test_a_replay_over_the_move_limit_is_400(monkeypatch):
     from okgin.web import games
     monkeypatch.setattr(games, "MAX_REPLAY_MOVES", 200)

@@ -300,15 +300,21 @@ class WebTable:
     def replay_frames(self, rid: str, start: Any, count: Any) -> dict[str, Any]:
         r = self.games.get(rid, ReplayGame)
         with r.lock:
-            return {"id": rid, "moves": r.head["moves"], "start": _int_param(start, "start", 0),
-                    "frames": r.frames(_int_param(start, "start", 0), _int_param(count, "count", REPLAY_PAGE))}
+            n = r.head["moves"]
+            first = _int_param(start, "start", 0, n)
+            return {"id": rid, "moves": n, "start": first,
+                    "frames": r.frames(first, _int_param(count, "count", REPLAY_PAGE, REPLAY_PAGE, low=1))}
 
 
-def _int_param(text: str | None, name: str, default: int) -> int:
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  #: ASCII digits only: str.isdigit() and \d also admit '²' or '٣'
+
+
+def _int_param(text: str | None, name: str, default: int, high: int, low: int = 0) -> int:
+    """A query parameter as a whole number ``low``-``high`` (``default`` when absent); else 400 saying so."""
     if text is None:
         return default
-    if not (text.isdigit() and len(text) <= 6):
-        raise ApiError(400, f"'{name}' must be a whole number, got {text[:20]!r}")
+    if _WHOLE_NUMBER.fullmatch(text) is None or not low <= int(text) <= high:
+        raise ApiError(400, f"'{name}' must be a whole number {low}-{high}, got {text[:20]!r}")
     return int(text)
 
 
