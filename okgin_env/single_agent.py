@@ -26,7 +26,7 @@ every ``Rules`` option, ``episode``, ``reward``, ``reward_scale``, ``deadwood_sh
 ``illegal_action`` (below). Because the opponent may end a hand inside ``step`` after the
 learner's action, and in game episodes may end a further hand before the learner acts again,
 a step that ended hands has ``info["hands"]`` (how many), ``info["net_points"]`` (the learner's
-points minus the opponent's over them, unshaped) and ``info["hand_result"]`` (the last of them).
+points minus the opponent's over them, unshaped; game bonuses included in game episodes) and ``info["hand_result"]`` (the last of them).
 Every info value is a fixed-shape number or array (``okgin_env.hand_info``; the readable form is
 ``okgin_env.render.describe_hand(info["hand_result"])``), so ``SyncVectorEnv``/``AsyncVectorEnv``
 merge the infos of several envs and replay buffers store them.
@@ -161,7 +161,7 @@ class SingleAgentEnv(gymnasium.Env):
         out = self.game.reset(seed=game_seed, decks=deck, dealers=dealer)
         while True:
             self._knock_limit = int(self.game.state.knock_limit[0])
-            results: list[dict] = []
+            results: list[tuple[dict, float]] = []
             out, reward = self._play_opponent(out, results)
             if not (out.terminated[0] or out.truncated[0]):
                 break
@@ -196,7 +196,7 @@ class SingleAgentEnv(gymnasium.Env):
             self._last_actions[self.seat] = record_action(self.game.state, 0, a)
         self._act[0] = a
         out = self.game.step(self._act)
-        results: list[dict] = []
+        results: list[tuple[dict, float]] = []
         reward = self._reward(out, results) + self._pending_reward
         self._pending_reward = 0.0
         out, r = self._play_opponent(out, results)
@@ -220,7 +220,7 @@ class SingleAgentEnv(gymnasium.Env):
         return self._mask
 
     # ----------------------------------------------------------------- helpers
-    def _play_opponent(self, out: StepOutput, results: list[dict]) -> tuple[StepOutput, float]:
+    def _play_opponent(self, out: StepOutput, results: list[tuple[dict, float]]) -> tuple[StepOutput, float]:
         """Let the opponent act until the learner is to move or the episode ends."""
         reward = 0.0
         opp = 1 - self.seat
@@ -234,12 +234,13 @@ class SingleAgentEnv(gymnasium.Env):
             reward += self._reward(out, results)
         return out, reward
 
-    def _reward(self, out: StepOutput, results: list[dict]) -> float:
-        """The learner's reward for one core step; records a hand result if a hand ended."""
+    def _reward(self, out: StepOutput, results: list[tuple[dict, float]]) -> float:
+        """The learner's reward for one core step; records a hand that ended: its result and the
+        learner's net points (the core's reward, game bonuses included, as the vector env books it)."""
         if not out.hand_over[0]:
             return 0.0
         info = hand_info(out.result, 0, knock_limit=self._knock_limit)
-        results.append(info)
+        results.append((info, float(out.rewards[0, self.seat])))
         self._last_hand = info
         self._knock_limit = int(self.game.state.knock_limit[0])
         if self._points:
@@ -247,13 +248,12 @@ class SingleAgentEnv(gymnasium.Env):
         winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
         return 0.0 if winner < 0 else (1.0 if winner == self.seat else -1.0)
 
-    def _hands_info(self, info: dict[str, Any], results: list[dict]) -> None:
+    def _hands_info(self, info: dict[str, Any], results: list[tuple[dict, float]]) -> None:
         """The info entries of the hands that ended in a reset or step (none when none did)."""
         if results:
-            me, other = self.seat, 1 - self.seat
-            info["hand_result"] = results[-1]
+            info["hand_result"] = results[-1][0]
             info["hands"] = len(results)
-            info["net_points"] = sum(int(r["points"][me]) - int(r["points"][other]) for r in results)
+            info["net_points"] = sum(net for _, net in results)
 
     def _set_output(self, out: StepOutput) -> None:
         self._out = out

@@ -51,6 +51,35 @@ def row_info(info: dict, key: str, i: int):
 
 # --------------------------------------------------------------------------- equivalence
 
+def test_net_points_include_game_bonuses_in_both_envs():
+    """With ``game_bonuses`` a game's end pays line and game bonuses beyond the last hand's points:
+    ``net_points`` counts them in the single-agent env as in the vector env (the learner's reward,
+    unscaled), step for step until two games have ended."""
+    options = {"episode": "game", "game_bonuses": True, "target_score": 30, "deadwood_shaping": 0.0}
+    single = SingleAgentEnv(opponent="random", **options)
+    vec = OkginVectorEnv(1, opponent="random", **options)
+    _, s_info = single.reset(seed=11)
+    vec.reset(seed=11)
+    rng = np.random.default_rng(0)
+    games = 0
+    for _ in range(20_000):
+        a = int(rng.choice(np.flatnonzero(s_info["action_mask"])))
+        _, s_r, s_term, s_trunc, s_info = single.step(a)
+        _, _, _, _, v_info = vec.step(np.array([a]))
+        ended = s_term or s_trunc
+        info = v_info["final_info"] if ended else v_info
+        assert row_info(info, "net_points", 0) == s_info.get("net_points")
+        if ended:
+            hr, me = s_info["hand_result"], single.seat
+            assert s_info["net_points"] * single.config.reward_scale == pytest.approx(s_r)
+            assert abs(s_info["net_points"]) > abs(int(hr["points"][me]) - int(hr["points"][1 - me]))  # bonuses in
+            games += 1
+            if games == 2:
+                break
+            _, s_info = single.reset()
+    assert games == 2
+
+
 @pytest.mark.parametrize("options", [{}, {"episode": "game", "target_score": 40}, {"reward": "win"},
                                      {"episode": "game", "reward": "win", "target_score": 30}])
 def test_one_game_matches_single_agent_env_draw_for_draw(options):
@@ -84,8 +113,7 @@ def test_one_game_matches_single_agent_env_draw_for_draw(options):
             for key in info["hand_result"]:  # the vector env's fields, equal to the single env's
                 if not key.startswith("_"):
                     np.testing.assert_array_equal(info["hand_result"][key][0], hr[key], err_msg=key)
-            if options.get("episode") != "game":
-                assert row_info(info, "net_points", 0) == s_info["net_points"]
+            assert row_info(info, "net_points", 0) == s_info["net_points"]  # game bonuses included in both
         else:
             assert row_info(info, "hand_result", 0) is None
         if ended:
