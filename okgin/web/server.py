@@ -306,7 +306,7 @@ class WebTable:
                     "frames": r.frames(first, _int_param(count, "count", REPLAY_PAGE, REPLAY_PAGE, low=1))}
 
 
-_WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  #: ASCII digits only: str.isdigit() and \d also admit '²' or '٣'
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")  #: ASCII digits only: isdigit() admits '²', \d admits '٣'
 
 
 def _int_param(text: str | None, name: str, default: int, high: int, low: int = 0) -> int:
