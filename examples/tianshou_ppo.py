@@ -68,6 +68,18 @@ POLICY_ENV_VAR = "OKGIN_TIANSHOU_PPO_POLICY"
 MASKED_LOGIT = -1e8  #: an illegal action's logit: probability 0 after the softmax
 
 
+def layer_sizes(text: str) -> list[int]:
+    """``--hidden``'s value, e.g. ``"128,128"`` -> [128, 128]."""
+    try:
+        sizes = [int(n) for n in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected layer sizes as positive integers separated by commas, "
+                                         f"such as 128,128; got {text!r}")
+    return sizes
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--timesteps", type=int, default=200_000, help="learner steps of training")
@@ -90,7 +102,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
     p.add_argument("--gae-lambda", type=float, default=0.8)
-    p.add_argument("--hidden", default="128,128", help="hidden layer sizes of the actor and of the critic")
+    p.add_argument("--hidden", type=layer_sizes, default="128,128",
+                   help="hidden layer sizes of the actor and of the critic")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1: small MLPs gain nothing from more, and they fight the envs)")
     return p.parse_args(argv)
@@ -156,11 +169,12 @@ def train(args: argparse.Namespace) -> tuple[MaskedActor, int]:
     torch.manual_seed(args.seed)
     envs = DummyVectorEnv([lambda: make_env(args) for _ in range(args.envs)])
     envs.seed(args.seed)
-    probe = make_env(args)
-    obs_size, hidden = probe.observation_space["observation"].shape[0], [int(n) for n in args.hidden.split(",")]
-    actor = MaskedActor(obs_size, hidden)
-    policy = DiscreteActorPolicy(actor=actor, action_space=probe.action_space, deterministic_eval=True)
-    ppo = PPO(policy=policy, critic=Critic(obs_size, hidden), optim=AdamOptimizerFactory(lr=args.lr),
+    one = make_env(args)  # for the spaces
+    obs_size, action_space = one.observation_space["observation"].shape[0], one.action_space
+    one.close()
+    actor = MaskedActor(obs_size, args.hidden)
+    policy = DiscreteActorPolicy(actor=actor, action_space=action_space, deterministic_eval=True)
+    ppo = PPO(policy=policy, critic=Critic(obs_size, args.hidden), optim=AdamOptimizerFactory(lr=args.lr),
               gamma=1.0, gae_lambda=args.gae_lambda, ent_coef=args.ent_coef, vf_coef=0.5, max_grad_norm=0.5,
               eps_clip=0.2, advantage_normalization=True, max_batchsize=args.rollout)
     collector = Collector[CollectStats](ppo, envs, VectorReplayBuffer(args.rollout, args.envs))
@@ -176,21 +190,20 @@ def train(args: argparse.Namespace) -> tuple[MaskedActor, int]:
         stats = trainer.execute_epoch()
         info = stats.info_stat
         loss = stats.training_stat.get_loss_stats_dict() if stats.training_stat is not None else {}
-        probe = ""
+        curve = ""
         if args.probe_hands > 0:  # the learning curve: okgin's evaluation of the greedy policy, a few hands
             r = play_match(Greedy(actor, args.features), okgin_agents.make("random", seed=args.seed + 1),
                            args.probe_hands, seed=args.seed + 1)
-            probe = f"  greedy vs random {r.points_per_hand:+6.2f} points/hand ({r.hands} hands)"
+            curve = f"  greedy vs random {r.points_per_hand:+6.2f} points/hand ({r.hands} hands)"
         print(f"epoch {stats.epoch:>3d}  env steps {info.train_step:>8d}  hands {info.train_episode:>6d}  "
-              f"{time.time() - start:6.0f} s  loss {loss.get('loss', float('nan')):.4f}{probe}", flush=True)
+              f"{time.time() - start:6.0f} s  loss {loss.get('loss', float('nan')):.4f}{curve}", flush=True)
     return actor, int(info.train_step)
 
 
 def save(actor: MaskedActor, args: argparse.Namespace, path: Path) -> None:
     """The actor's weights with what rebuilds it (the features option, the hidden sizes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"state_dict": actor.state_dict(), "features": args.features,
-                "hidden": [int(n) for n in args.hidden.split(",")]}, path)
+    torch.save({"state_dict": actor.state_dict(), "features": args.features, "hidden": args.hidden}, path)
 
 
 class Greedy:
