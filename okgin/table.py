@@ -333,8 +333,9 @@ def check_log(data: Any, what: str = "the log") -> dict[str, Any]:
         raise bad(f"'format' must be {LOG_FORMAT!r}")
     if data.get("version") != LOG_VERSION:
         raise bad(f"unsupported version {data.get('version')!r} (this play.py reads version {LOG_VERSION})")
-    if not isinstance(data.get("seed"), int) or isinstance(data.get("seed"), bool):
-        raise bad("'seed' must be an integer")
+    seed = data.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise bad(f"'seed' must be an integer >= 0, got {repr(seed)[:40]}")
     if data.get("episode") not in ("hand", "game"):
         raise bad("'episode' must be 'hand' or 'game'")
     if not isinstance(data.get("rules"), dict):
@@ -346,6 +347,10 @@ def check_log(data: Any, what: str = "the log") -> dict[str, Any]:
     players = data.get("players")
     if not (isinstance(players, list) and len(players) == 2 and all(isinstance(x, str) for x in players)):
         raise bad("'players' must be a list of two names")
+    specs = data.get("specs")  # absent (or null): the players' names stand in for the specs
+    if specs is not None and not (isinstance(specs, list) and len(specs) == 2
+                                  and all(isinstance(x, str) for x in specs)):
+        raise bad(f"'specs' must be absent or a list of two agent specs (strings), got {repr(specs)[:60]}")
     hands = data.get("hands")
     if not isinstance(hands, list) or not hands:
         raise bad("'hands' must be a non-empty list")

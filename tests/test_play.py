@@ -241,6 +241,16 @@ def test_corrupt_replay_files(tmp_path, monkeypatch, capsys):
         assert rc == 2 and needle in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("key,value,words", [("specs", 5, "'specs' must be absent or a list of two"),
+                                             ("seed", -1, "'seed' must be an integer >= 0, got -1")])
+def test_replay_log_with_a_bad_seed_or_specs_is_one_line_exit_2(key, value, words, tmp_path, monkeypatch, capsys):
+    log = play.Table(Rules(), True, 3, ("a", "b"), ("random", "random")).log_dict("watch")
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**log, key: value}))
+    rc, _, err = run_main(["--replay", str(path), "--delay", "0"], "", monkeypatch, capsys)
+    assert rc == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
 @pytest.mark.slow  # four subprocesses; test_bad_arguments_one_line_exit_2 checks the messages in-process
 def test_subprocess_errors_have_no_traceback(tmp_path):
     bad = tmp_path / "x.json"

@@ -268,6 +268,19 @@ def test_bad_replays_are_400():
         assert r.status_code == 400 and r.json()["error"]
 
 
+@pytest.mark.parametrize("key,value,words", [("specs", 5, "'specs' must be absent or a list of two"),
+                                             ("specs", ["random"], "'specs' must be absent or a list of two"),
+                                             ("seed", -1, "'seed' must be an integer >= 0, got -1"),
+                                             ("seed", "7", "'seed' must be an integer >= 0")])
+def test_a_replay_log_with_a_bad_seed_or_specs_is_400_naming_it(key, value, words):
+    """check_log refuses them (they raised TypeError / ValueError building the table: a 500)."""
+    c = _client()
+    log = play.Table(play.Rules(), True, 3, ("a", "b"), ("random", "random")).log_dict("watch")
+    r = c.post("/api/replays", json={**log, key: value})
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+    assert len(c.app.state.table.games) == 0
+
+
 # ----------------------------------------------------------------------------- allow-list, eviction, bind address
 
 def test_clients_only_pick_bots_from_the_allow_list():
