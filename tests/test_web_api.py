@@ -259,6 +259,16 @@ def test_oversized_bodies_are_refused_with_413():
     assert r.status_code == 413
 
 
+@pytest.mark.parametrize("declared", [b"abc", b"-1", b"1.5", "²".encode("latin-1")])
+def test_a_content_length_that_is_not_a_number_is_400(declared):
+    """Not 413 "too large" (it says nothing of the size), nor a 500 for '²', which passes str.isdigit()."""
+    c = _client()
+    r = c.post("/api/games", content=b"{}", headers={"content-type": "application/json", "content-length": declared})
+    e = r.json()["error"]
+    assert r.status_code == 400 and "Content-Length" in e and "non-negative integer" in e, r.text
+    assert len(c.app.state.table.games) == 0
+
+
 def test_bad_replays_are_400():
     c = _client()
     for body in ({"format": "x"}, [1], {"format": play.LOG_FORMAT, "version": 1, "seed": 1, "episode": "hand",

@@ -7,6 +7,7 @@ JSON; every refusal is a 4xx ``{"error", "status"}``, a bug a 500 without a trac
 
 from __future__ import annotations
 
+import re
 from typing import Any, Awaitable, Callable
 
 import anyio
@@ -24,6 +25,7 @@ from okgin.web.games import ApiError
 from okgin.web.guard import SameOriginMiddleware, SecurityHeadersMiddleware
 from okgin.web.server import STATIC_DIR, WebConfig, WebTable, parse_body
 
+_DIGITS = re.compile(r"[0-9]+")
 Handler = Callable[[Request], Awaitable[tuple[int, Any]]]
 
 
@@ -35,8 +37,11 @@ def error(status: int, message: str, **extra: Any) -> JSONResponse:
 async def read_body(request: Request, limit: int) -> Any:
     """The body as JSON, refused (413) past ``limit`` bytes without reading the rest."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise ApiError(413, f"request body too large: at most {limit} bytes")
+    if declared is not None:
+        if _DIGITS.fullmatch(declared) is None:  # ASCII only: '²'.isdigit() is True but int('²') fails
+            raise ApiError(400, f"the Content-Length header must be a non-negative integer, got {declared[:20]!r}")
+        if len(declared) > 18 or int(declared) > limit:  # 18 digits: no int() of a 5,000-digit string
+            raise ApiError(413, f"request body too large: at most {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
