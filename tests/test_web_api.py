@@ -331,6 +331,48 @@ def test_a_slow_bot_is_made_once_and_shared():
     assert all(e["status"] == "game_over" for e in ends)
 
 
+class _IllegalBot:
+    """A plug-in bot that always passes: illegal once the first upcard offer is over."""
+
+    def act(self, observations, action_masks):
+        return np.full(len(action_masks), play.PASS, np.int64)
+
+
+def _with_illegal_simple(spec, seed):
+    return _IllegalBot() if spec == "simple" else play.make_agent(spec, seed)
+
+
+def test_a_bot_that_plays_an_illegal_move_is_a_clear_error_that_shows_no_hidden_card():
+    """Its moves go through bot_action (as the terminal's): a one-line error naming the bot, not a 500."""
+    c = _client(make=_with_illegal_simple)
+    errors = []
+    for seed in range(20):  # the bot's pass is legal on the first upcard; a later move of it is not
+        r = c.post("/api/games", json={"opponent": "simple", "seed": seed, "hand_only": True})
+        v = r.json()
+        for _ in range(20):
+            if r.status_code not in (200, 201) or v["status"] != "your_turn":
+                break
+            r = c.post(f"/api/games/{v['id']}/actions", json={"action": v["legal"][0]["id"]})
+            v = r.json()
+        if r.status_code >= 400:
+            errors.append(r)
+    assert errors
+    for r in errors:
+        e = r.json()["error"]
+        assert r.status_code == 400 and "the opponent 'simple' chose the illegal action" in e, r.text
+        assert "legal" not in e.split("illegal action")[1], e  # the bot's legal moves would be its cards
+
+
+def test_a_watched_bot_that_plays_an_illegal_move_is_a_clear_error():
+    c = _client(make=_with_illegal_simple)
+    w = c.post("/api/watches", json={"a": "simple", "b": "simple", "seed": 1}).json()
+    for _ in range(10):
+        r = c.post(f"/api/watches/{w['id']}/step", json={})
+        if r.status_code != 200:
+            break
+    assert r.status_code == 400 and "the agent 'simple' chose the illegal action" in r.json()["error"], r.text
+
+
 def test_a_bad_allow_spec_stops_the_server_at_start():
     with pytest.raises(play.UsageError, match="bad agent spec"):
         create_app(WebConfig(opponent="random", allow=("nosuchbot",), results=None))

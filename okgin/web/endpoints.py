@@ -65,7 +65,7 @@ def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             status, payload = await handler(request)
         except ApiError as e:
             return error(e.status, e.message, **e.extra)
-        except UsageError as e:  # e.g. a checkpoint removed after the server started
+        except UsageError as e:  # e.g. a checkpoint removed after the server started, a bot's bad move
             return error(400, str(e))
         return JSONResponse(payload, status_code=status, headers={"Cache-Control": "no-store"})
     return endpoint

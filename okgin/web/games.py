@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from okgin.table import (HELP, HUMAN, Table, UsageError, check_log, command_for, illegal_reason, move_words,
+from okgin.table import (HELP, HUMAN, Table, UsageError, bot_action, check_log, command_for, illegal_reason, move_words,
                          opponent_seed, parse_command, plain_name)
 from okgin.web.results import RESULTS_FORMAT, RESULTS_VERSION
 from okgin.web.views import (PHASE_PROMPT, player_or_none, card_json, frame_json, hand_json, legal_json, result_json)
@@ -87,7 +87,10 @@ class HumanGame:
         """The bot plays until it is the human's turn, a hand ends or the game ends."""
         t = self.table
         while not t.finished and self.pending is None and t.current != HUMAN:
-            a = int(self.agent.act(t.out.observation, t.out.legal_action_mask)[0])
+            try:
+                a = bot_action(self.agent, self.setup.spec, t)
+            except UsageError as e:  # its list of the legal moves would name the bot's cards: not for the human
+                raise UsageError(str(e).split("; legal: ")[0]) from None
             info = t.step(a)
             self.opp_moves.append(t.last_move[1].words())
             if info is not None:
@@ -266,7 +269,7 @@ class WatchGame:
         if t.finished:
             raise ApiError(409, "the watched game is over: start a new one (POST /api/watches)")
         p = t.current
-        a = int(self.bots[p].act(t.out.observation, t.out.legal_action_mask)[0])
+        a = bot_action(self.bots[p], self.specs[p], t, "agent")  # both hands are shown here: the full message
         info = t.step(a)
         return frame_json(t, p, None if info is None else result_json(info, t.names, t.ended_hand_no))
 
