@@ -101,13 +101,6 @@ class SearchSettings:
         return dataclasses.replace(self, extra=extra)
 
 
-def _rows_of(state, rows: np.ndarray):
-    """The game state (a NamedTuple or a dataclass of arrays, batch axis first) of the games ``rows``."""
-    names = getattr(state, "_fields", None) or tuple(f.name for f in dataclasses.fields(state))
-    picked = {name: getattr(state, name)[rows] for name in names}
-    return state._replace(**picked) if hasattr(state, "_replace") else dataclasses.replace(state, **picked)
-
-
 class SearchAgent(Agent):
     """Determinized Monte Carlo search over the expert's candidate actions (module docstring)."""
 
@@ -202,7 +195,7 @@ class SearchAgent(Agent):
                              opponent_draws=draws)
         pr, pc = np.nonzero(cand >= 0)  # (row, candidate) pairs
         world_of = (pr[:, None] * kw + np.arange(start, kw)[None, :]).reshape(-1)  # pair-major, then world
-        state = _rows_of(worlds, world_of)
+        state = worlds.rows(world_of)
         noise_seed = _mix(row_seed[pr].repeat(count), np.tile(np.arange(start, kw, dtype=np.uint64), len(pr)))
         value = self._rollout(state, cand[pr, pc].repeat(count), noise_seed, rules, episode)
         vals = np.full((*cand.shape, count), np.nan)

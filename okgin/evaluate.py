@@ -20,7 +20,7 @@ How hands are scored
 * **95% confidence intervals** are mean +/- 1.96 standard errors over independent units:
   deal pairs under duplicate deals (the two halves of a pair are correlated), hands
   otherwise; for games, game pairs / games. Win rates get a Wilson interval at the effective
-  sample size of those units instead (``okgin.stats.rate_ci``), which stays inside [0, 1].
+  sample size of those units instead (``okgin_trainer.stats.rate_ci``), which stays inside [0, 1].
 * **Paired comparison** (``--paired A B --opponent C``): A and B each play C on the same deals,
   seats and agent seeds; A - B per hand with a CI over deal pairs (an agent paired with itself
   reads exactly 0).

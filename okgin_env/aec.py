@@ -240,6 +240,7 @@ class raw_env(AECEnv, EzPickle):
         self._knock_limit = 0
         self._last_actions: list[LastAction | None] = [None, None]
         self._last_hand: dict | None = None  # okgin_env.hand_info dict of the latest hand
+        self._described: dict | None = None  # its readable form, made when first rendered
         self._hand_ended = False
 
     # ------------------------------------------------------------------ spaces
@@ -261,7 +262,7 @@ class raw_env(AECEnv, EzPickle):
         self.infos = {a: {} for a in AGENTS}
         self._rewarded = False
         self._last_actions = [None, None]
-        self._last_hand = None
+        self._last_hand = self._described = None
         self._hand_ended = False
         self._knock_limit = int(self.game.state.knock_limit[0])
         self._new_turn(out, int(out.current_player[0]))
@@ -335,7 +336,7 @@ class raw_env(AECEnv, EzPickle):
     def _end_hand(self, out: StepOutput) -> None:
         """Rewards, flags and infos of a hand that ended in this step (rare path)."""
         info = hand_info(out.result, 0, knock_limit=self._knock_limit)
-        self._last_hand = info
+        self._last_hand, self._described = info, None
         self._knock_limit = int(self.game.state.knock_limit[0])  # the next hand's, in game episodes
         for a in AGENTS:
             self.infos[a]["hand_result"] = info
@@ -412,8 +413,11 @@ class raw_env(AECEnv, EzPickle):
         return "\n".join(parts)
 
     def _shown_hand(self) -> dict | None:
-        """The readable result of the latest hand (``render.describe_hand``), None before the first."""
-        return None if self._last_hand is None else describe_hand(self._last_hand)
+        """The readable result of the latest hand (``render.describe_hand``), None before the first;
+        made once per hand, as every frame of a video shows it."""
+        if self._described is None and self._last_hand is not None:
+            self._described = describe_hand(self._last_hand)
+        return self._described
 
     def close(self) -> None:
         pass

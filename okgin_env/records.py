@@ -64,6 +64,8 @@ class GameState(NamedTuple):
 
     def rows(self, idx: Any) -> "GameState":
         """A copy of the games ``idx`` (indices, repeats allowed, a bool mask or a slice)."""
+        if isinstance(idx, np.ndarray):  # advanced indexing copies already
+            return GameState(*(a[idx] for a in self))
         return GameState(*(a[idx].copy() for a in self))
 
     def arrays(self) -> tuple:

@@ -88,7 +88,7 @@ from .records import plain
 from .vector_kernels import HandLog as VectorHandLog
 from .core_ref import (advance_with_ref, clear_logs_with_ref, close_episodes_with_ref, env_ref, opponent_move_with_ref,
                        views_with_ref)
-from .vector_kernels import Booking, EnvArrays, RewardRule, clear_log, illegal_rows, merge_logs
+from .vector_kernels import Booking, EnvArrays, RewardRule, illegal_rows, merge_logs
 
 class HandLog:
     """The hands that ended in each game during one step (or reset): how many, the learner's net
@@ -100,15 +100,12 @@ class HandLog:
         self.result = HandResult.blank(n)
         self._arrays = plain(VectorHandLog(self.count, self.net, self.result))  # the arrays are never rebound
 
-    def clear(self, games: np.ndarray | None = None) -> None:
-        if games is None:  # the rows with hands only: the others are blank already
-            clear_log(self.arrays())
-            return
-        sel = games
-        self.count[sel] = 0
-        self.net[sel] = 0.0
+    def clear(self, games: np.ndarray) -> None:
+        """Blank the rows ``games`` (a whole log is blanked by ``core_ref.clear_logs_with_ref``)."""
+        self.count[games] = 0
+        self.net[games] = 0.0
         for a in self.result:
-            a[sel] = False if a.dtype == bool else -1
+            a[games] = False if a.dtype == bool else -1
 
     def arrays(self) -> tuple:
         """(count, net, result): how ``vector_kernels.advance`` books into it (``vector_kernels.HandLog``)."""

@@ -18,7 +18,7 @@ The same seed gives the same deals, so every pair evaluated with one seed plays 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable, NamedTuple, Protocol
 
 import numpy as np
@@ -143,6 +143,10 @@ class MatchSettings:
     progress: Callable[[int], None] | None = None  #: called with the number of episodes finished after each batch
     shard: RowShare | None = None  #: this process's share under torchrun; None: every batch
 
+    def __post_init__(self) -> None:
+        if isinstance(self.batch, bool) or not isinstance(self.batch, (int, np.integer)) or self.batch < 1:
+            raise ValueError(f"batch must be an integer >= 1, got {self.batch!r}")
+
     @classmethod
     def of(cls, settings: MatchSettings | None, options: dict) -> MatchSettings:
         """``settings`` (default: all defaults) with ``options`` (field names) replaced; a one-line TypeError
@@ -154,8 +158,7 @@ class MatchSettings:
         if unknown:
             raise TypeError(f"unknown match option(s) {', '.join(unknown)}; allowed: "
                             f"{', '.join(f.name for f in fields(cls))}")
-        base = cls() if settings is None else settings
-        return cls(**{**{f.name: getattr(base, f.name) for f in fields(cls)}, **options})
+        return replace(cls() if settings is None else settings, **options)
 
     @property
     def game_rules(self) -> Rules:
@@ -313,8 +316,6 @@ def match_hands(agent_a: Agent, agent_b: Agent, num_hands: int, settings: MatchS
     s = MatchSettings.of(settings, options)
     if num_hands < 1:
         raise ValueError(f"num_hands must be >= 1, got {num_hands}")
-    if s.batch < 1:
-        raise ValueError(f"batch must be >= 1, got {s.batch}")
     plan = seat_plan(num_hands, s.seed, s.duplicate)
     m, deal_id = len(plan.decks), plan.deal_id
     t = _HandTally(plan.a_player)

@@ -137,13 +137,3 @@ class TrainingState:
         self.start_games(VectorGame(args.num_envs, self.rules, episode=args.episode, autoreset=True,
                                     seed=[args.seed, self.rank, start_iteration]))
         torch.manual_seed(args.seed + 1000 * self.rank + start_iteration)
-
-
-def training_checkpoint(state: TrainingState) -> dict:
-    """``state.state_dict()``: the checkpoint of a run (kept as a function for callers of the module)."""
-    return state.state_dict()
-
-
-def restore(state: TrainingState, ckpt: dict) -> None:
-    """``state.load_state_dict(ckpt)``: put a checkpoint's run back into ``state``."""
-    state.load_state_dict(ckpt)
