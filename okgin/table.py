@@ -97,11 +97,6 @@ def plain_name(spec: str) -> str:
     return name
 
 
-def possessive(name: str) -> str:
-    """'Your' for the human ("You"), else "expert's"."""
-    return "Your" if name == "You" else f"{name}'s"
-
-
 def bot_action(bot: Any, name: str, t: "Table", role: str = "opponent") -> int:
     """The bot's move in ``t``, checked by ``checked_actions``; bad output is a one-line ``UsageError``."""
     mask = t.out.legal_action_mask

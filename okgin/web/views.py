@@ -10,12 +10,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.table import Table, command_for, move_words, possessive
+from okgin.table import Table, command_for, move_words
 from okgin_env.actions import KNOCK, action_parts
 from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from okgin_env.core import Phase
 from okgin_env.melds import deadwood_after_discard
-from okgin_env.render import knock_limit_words, meld_groups, pile_top, render_hand_result, score_line
+from okgin_env.render import knock_limit_words, meld_groups, pile_top, possessive, render_hand_result, score_line
 
 PHASE_PROMPT = {
     Phase.OFFER_NONDEALER: "Take the {top} or pass",
@@ -85,9 +85,9 @@ def player_or_none(v: Any) -> int | None:
 
 
 def plain_score_line(info: dict, names: Sequence[str]) -> str:
-    """The terminal's score line, said of a person as "points to you" (mid-sentence, not "to You")."""
-    return score_line(info, names).replace("Your deadwood", "your deadwood").replace(" points to You = ",
-                                                                                     " points to you = ")
+    """The terminal's score line, said of a person as "points to you" and "your deadwood" (mid-sentence,
+    not "You"/"Your"): render's ``possessive`` makes "you" "your"."""
+    return score_line(info, ["you" if n == "You" else n for n in names])
 
 
 def headline(info: dict, names: Sequence[str]) -> str:
