@@ -22,16 +22,11 @@ from starlette.staticfiles import StaticFiles
 
 from okgin.table import UsageError
 from okgin.web.games import ApiError
-from okgin.web.guard import SameOriginMiddleware, SecurityHeadersMiddleware
+from okgin.web.guard import SameOriginMiddleware, SecurityHeadersMiddleware, error
 from okgin.web.server import STATIC_DIR, WebConfig, WebTable, parse_body
 
 _DIGITS = re.compile(r"[0-9]+")
 Handler = Callable[[Request], Awaitable[tuple[int, Any]]]
-
-
-def error(status: int, message: str, **extra: Any) -> JSONResponse:
-    """The one shape of every refusal: ``{"error": one line, "status": N, ...}``."""
-    return JSONResponse({"error": message, "status": status, **extra}, status_code=status)
 
 
 async def read_body(request: Request, limit: int) -> Any:

@@ -9,6 +9,7 @@ not declared JSON (an HTML form or a "simple" ``text/plain`` POST needs no CORS 
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -27,6 +28,11 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def error(status: int, message: str, **extra: Any) -> JSONResponse:
+    """The one shape of every refusal, here's and the API's: ``{"error": one line, "status": N, ...}``."""
+    return JSONResponse({"error": message, "status": status, **extra}, status_code=status)
 
 
 class SecurityHeadersMiddleware:
@@ -92,4 +98,4 @@ class SameOriginMiddleware:
             await self.app(scope, receive, send)
             return
         status, message = why
-        await JSONResponse({"error": message, "status": status}, status_code=status)(scope, receive, send)
+        await error(status, message)(scope, receive, send)
