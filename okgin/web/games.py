@@ -364,7 +364,6 @@ class Registry:
         self.max_items = int(max_items)
         self._items: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
-        self.evicted = 0
 
     def add(self, item: Any) -> str:
         key = secrets.token_urlsafe(18)
@@ -372,7 +371,6 @@ class Registry:
             self._items[key] = item
             while len(self._items) > self.max_items:
                 self._items.popitem(last=False)
-                self.evicted += 1
         return key
 
     def get(self, key: str, kind: type) -> Any:
