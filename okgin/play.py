@@ -36,8 +36,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.table import (HELP, HUMAN, LOG_FORMAT, LOG_VERSION, Table, UsageError, _card, agent_name,  # noqa: F401
-                         bot_action, check_log, command_for, illegal_reason, logged_result, make_agent, move_words,
+from okgin.table import (HELP, HUMAN, LOG_FORMAT, Table, UsageError, _card, agent_name,  # noqa: F401
+                         bot_action, check_log, command_for, illegal_reason, make_agent, move_words,
                          new_game, opponent_seed, parse_command, parse_rules, result_key)
 from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text  # noqa: F401
 from okgin_env.cards import NUM_CARDS, card_text, cards_of
