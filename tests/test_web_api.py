@@ -312,23 +312,38 @@ def test_clients_only_pick_bots_from_the_allow_list():
     assert c.get("/api/config").json()["bots"] == ["random", "simple"]
 
 
-def test_a_slow_bot_is_made_once_and_shared():
-    """ppo:PATH reads a checkpoint: made once at start, shared by the games (its act serialised)."""
+def test_a_checkpoint_bot_is_made_once_and_shared():
+    """ppo:PATH reads a checkpoint: made once at start, shared by the games (its act serialised).
+    Sharing follows the spec, not how long a bot took to make: a slow-to-make 'random' is still
+    made for each game from the game's seed."""
     import time as _time
     made = []
+    ppo = "ppo:checkpoints/fake.pt"  # stands for a checkpoint: made here as 'simple'
 
     def slow(spec, seed):
         made.append(spec)
-        if spec == "simple":
-            _time.sleep(0.06)
-        return play.make_agent(spec, seed)
+        _time.sleep(0.06)  # every bot slow to make, as the first one is (it imports okgin_agents)
+        return play.make_agent("simple" if spec == ppo else spec, seed)
 
-    c = _client(make=slow, opponent="random", allow=("simple",))
+    c = _client(make=slow, opponent="random", allow=(ppo,))
     c.app.state.table.warm_up()
-    ends = [_play_to_end(c, _new(c, opponent="simple", seed=s, hand_only=True), np.random.default_rng(s))
+    ends = [_play_to_end(c, _new(c, opponent="ppo:fake.pt", seed=s, hand_only=True), np.random.default_rng(s))
             for s in (1, 2)]
-    assert made.count("simple") == 1 and made.count("random") > 1
+    assert made.count(ppo) == 1 and made.count("random") > 1
     assert all(e["status"] == "game_over" for e in ends)
+    # a per-game bot: the same seed and moves give the same game
+    again = [_play_to_end(c, _new(c, opponent="random", seed=5, hand_only=True), np.random.default_rng(5))
+             for _ in range(2)]
+    same = [{k: v for k, v in e.items() if k not in ("id", "log_url")} for e in again]
+    assert same[0] == same[1]
+
+
+@pytest.mark.parametrize("spec,shared", [("ppo:runs/x/best.pt", True), ("PPO:best.pt", True),
+                                         ("search:8:runs/x/best.pt", True), ("search", False), ("search:8", False),
+                                         ("random", False), ("expert", False), ("mybots:MyBot", False)])
+def test_which_specs_share_one_bot(spec, shared):
+    from okgin.web.server import shared_spec
+    assert shared_spec(spec) is shared
 
 
 class _IllegalBot:

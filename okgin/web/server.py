@@ -119,7 +119,14 @@ def _only_keys(body: dict, allowed: Sequence[str]) -> None:
         raise ApiError(400, f"unknown field(s) {', '.join(map(repr, extra))}; allowed: {', '.join(allowed)}")
 
 
-SHARE_AFTER_S = 0.05  #: a bot that takes longer than this to make is made once and shared by all games
+def shared_spec(spec: str) -> bool:
+    """Whether ``spec``'s bot is made once and shared by all games: the kinds that read a checkpoint
+    (``ppo:PATH``, ``search:K:PATH``), which would cost each game seconds. Every other bot is made
+    for each game from the game's seed (``opponent_seed``), so a game is reproducible from its seed.
+    Decided by the spec, not by how long the bot took to make (the first spec made also pays for
+    ``import okgin_agents``)."""
+    head, _, rest = spec.strip().partition(":")
+    return head.lower() == "ppo" or (head.lower() == "search" and ":" in rest)
 
 
 class SharedAgent:
@@ -173,9 +180,8 @@ class WebTable:
         self.bots: dict[str, str] = {}  # display name (and spec as written) -> spec
         self._shared: dict[str, SharedAgent] = {}
         for spec in specs:
-            t0 = time.perf_counter()
             agent = self._make(spec, 0)  # fails now (UsageError), not when a client asks
-            if time.perf_counter() - t0 > SHARE_AFTER_S:  # ppo:PATH reads its checkpoint: once, not per game
+            if shared_spec(spec):  # ppo:PATH reads its checkpoint: once, not per game
                 self._shared[spec] = SharedAgent(agent)
             self.bots.setdefault(agent_name(spec), spec)
         self.opponent = agent_name(config.opponent)
@@ -198,7 +204,7 @@ class WebTable:
             ReplayGame(g.table.log_dict("play")).frames(0, 3)
 
     def make_agent(self, spec: str, seed: int) -> Any:
-        """A game's bot: a fresh one seeded for the game (as the terminal's), or the shared one of a slow spec."""
+        """A game's bot: a fresh one seeded for the game (as the terminal's), or the shared one (``shared_spec``)."""
         shared = self._shared.get(spec)
         return shared if shared is not None else self._make(spec, seed)
 
