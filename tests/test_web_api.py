@@ -358,24 +358,33 @@ def _with_illegal_simple(spec, seed):
 
 
 def test_a_bot_that_plays_an_illegal_move_is_a_clear_error_that_shows_no_hidden_card():
-    """Its moves go through bot_action (as the terminal's): a one-line error naming the bot, not a 500."""
+    """Its moves go through bot_action (as the terminal's): a one-line error naming the bot, not a 500;
+    the game ends there as abandoned, so no later view offers the bot's turn (its legal moves are its cards)."""
     c = _client(make=_with_illegal_simple)
-    errors = []
+    errors, broken = [], []
     for seed in range(20):  # the bot's pass is legal on the first upcard; a later move of it is not
         r = c.post("/api/games", json={"opponent": "simple", "seed": seed, "hand_only": True})
         v = r.json()
+        gid = v.get("id")
         for _ in range(20):
             if r.status_code not in (200, 201) or v["status"] != "your_turn":
                 break
-            r = c.post(f"/api/games/{v['id']}/actions", json={"action": v["legal"][0]["id"]})
+            r = c.post(f"/api/games/{gid}/actions", json={"action": v["legal"][0]["id"]})
             v = r.json()
         if r.status_code >= 400:
             errors.append(r)
-    assert errors
+            if gid is not None:
+                broken.append(gid)
+    assert errors and broken
     for r in errors:
         e = r.json()["error"]
         assert r.status_code == 400 and "the opponent 'simple' chose the illegal action" in e, r.text
         assert "legal" not in e.split("illegal action")[1], e  # the bot's legal moves would be its cards
+    for gid in broken:
+        v = c.get(f"/api/games/{gid}").json()
+        assert v["status"] == "abandoned" and v["legal"] == [] and v["abandoned"], v
+        r = c.post(f"/api/games/{gid}/actions", json={"action": "s"})
+        assert r.status_code == 409 and "abandoned" in r.json()["error"], r.text
 
 
 def test_a_watched_bot_that_plays_an_illegal_move_is_a_clear_error():

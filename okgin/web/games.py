@@ -90,6 +90,9 @@ class HumanGame:
             try:
                 a = bot_action(self.agent, self.setup.spec, t)
             except UsageError as e:  # its list of the legal moves would name the bot's cards: not for the human
+                # the game cannot go on: ended as abandoned (not counted), so no later view offers the bot's
+                # turn, whose legal moves would show its hand
+                self._record(abandoned=True)
                 raise UsageError(str(e).split("; legal: ")[0]) from None
             info = t.step(a)
             self.opp_moves.append(t.last_move[1].words())
