@@ -12,6 +12,9 @@ the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
 
 from __future__ import annotations
 
+import copy
+
+from okgin_env import Rules
 from okgin_env.agent_specs import agent_name, make_agent, register_agent, registered_specs
 
 from .base import Agent
@@ -40,13 +43,34 @@ register_agent("search", make_search, usage="search[:K[:PATH]]")
 SPECS = registered_specs()  #: what ``make`` accepts (as written in messages)
 
 
-def make(spec: str, seed: int | None = None) -> Agent:
+def make(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
     """An agent from its spec (see ``SPECS``); ``seed`` seeds randomised agents.
 
-    Unknown specs raise ``ValueError`` listing the valid ones.
+    ``rules``: the rules of the games it will play (default ``Rules()``). Only an agent that simulates
+    the game itself (``search``) reads them; see ``for_rules``. Unknown specs raise ``ValueError``
+    listing the valid ones.
     """
-    return make_agent(spec, seed=seed)
+    agent = make_agent(spec, seed=seed)
+    return agent if rules is None else for_rules(agent, rules)
 
 
-__all__ = ["Agent", "BASELINES", "SPECS", "make", "agent_name", "RandomAgent", "GreedyAgent", "SimpleAgent",
+def for_rules(agent: Agent, rules: Rules) -> Agent:
+    """``agent`` playing games under ``rules``.
+
+    An agent that simulates the game to choose its moves (the search bot, or any agent with a ``rules``
+    attribute holding a ``Rules``) must simulate the rules it plays under, or it plans for another
+    game: such an agent is returned as a shallow copy with ``rules`` replaced. Every other agent reads
+    only its observation and mask and is returned as it is.
+    """
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+    current = getattr(agent, "rules", None)
+    if not isinstance(current, Rules) or current == rules:
+        return agent
+    twin = copy.copy(agent)
+    twin.rules = rules
+    return twin
+
+
+__all__ = ["Agent", "BASELINES", "SPECS", "make", "for_rules", "agent_name", "RandomAgent", "GreedyAgent", "SimpleAgent",
            "ExpertAgent", "SearchAgent"]

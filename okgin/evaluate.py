@@ -233,7 +233,8 @@ class Players:
 
     def __init__(self, spec: EvalSpec) -> None:
         self.spec, self.names = spec, spec.names
-        self.shard = Shard.from_env(lambda s, seed: agents.make(s, seed=seed))  # None in a plain run
+        # every agent is made for the run's rules: a search bot simulates the game it plays (agents.for_rules)
+        self.shard = Shard.from_env(lambda s, seed: agents.make(s, seed=seed, rules=spec.rules))  # None: plain run
         self.lead = self.shard is None or self.shard.rank == 0  #: the process that prints and writes
         if self.shard is not None and self.lead:
             self.shard.note_idle(max(spec.rows(spec.hands), spec.rows(spec.games)), spec.batch, PROG)
@@ -243,7 +244,7 @@ class Players:
         seed = agent_seed(self.spec.seed, pair, side)
         if self.shard is not None:
             return self.shard.make(self.spec.specs[k], seed, self.names[k])
-        agent = agents.make(self.spec.specs[k], seed=seed)
+        agent = agents.make(self.spec.specs[k], seed=seed, rules=self.spec.rules)
         agent.name = self.names[k]
         return agent
 

@@ -196,7 +196,7 @@ def watch_screen(t: Table, mover: int | None, scr: Screen) -> str:
 
 def play_human(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec = args.opponent
-    opp = make_agent(spec, opponent_seed(seed, 0))
+    opp = make_agent(spec, opponent_seed(seed, 0), rules)
     names = ("You", agent_name(spec))
     t = Table(rules, args.hand_only, seed, names, ("human", spec))
     interactive = sys.stdin.isatty()
@@ -279,7 +279,7 @@ def _end_of_hand(t: Table, info: dict, opp_moves: list[str], scr: Screen, intera
 
 def watch(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec_a, spec_b = args.watch
-    bots = (make_agent(spec_a, opponent_seed(seed, 0)), make_agent(spec_b, opponent_seed(seed, 1)))
+    bots = (make_agent(spec_a, opponent_seed(seed, 0), rules), make_agent(spec_b, opponent_seed(seed, 1), rules))
     na, nb = agent_name(spec_a), agent_name(spec_b)
     names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
     t = Table(rules, args.hand_only, seed, names, (spec_a, spec_b))

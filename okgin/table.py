@@ -67,11 +67,12 @@ def parse_rules(items: Sequence[str]) -> Rules:
         raise UsageError(f"bad --rules: {e}") from None
 
 
-def make_agent(spec: str, seed: int):
-    """``agents.make`` with any failure turned into a one-line usage error."""
+def make_agent(spec: str, seed: int, rules: Rules | None = None):
+    """``agents.make`` (for the table's ``rules``: a search bot simulates them) with any failure turned
+    into a one-line usage error."""
     import okgin_agents as agents
     try:
-        return agents.make(spec, seed=seed)
+        return agents.make(spec, seed=seed, rules=rules)
     except Exception as e:  # noqa: BLE001 - unknown spec, missing/corrupt checkpoint, ...
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"bad agent spec {spec!r}: {msg}") from None

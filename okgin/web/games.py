@@ -27,6 +27,13 @@ from okgin_env.core import Phase
 from okgin_env.render import knock_limit_words, pile_top
 from okgin_env.rules import Rules
 
+def _for_rules(agent: Any, rules: Rules) -> Any:
+    """``okgin_agents.for_rules``: a bot that simulates the game (search) plans for this game's rules."""
+    from okgin_agents import for_rules  # lazy, as table.make_agent imports the bots
+
+    return for_rules(agent, rules)
+
+
 NEXT_WORDS = ("", "n", "next", "next hand", "enter")  #: commands that deal on after a showdown
 MAX_REPLAY_MOVES = 10_000  #: moves a replayed log may hold (a human game to 100 has a few hundred)
 REPLAY_PAGE = 100  #: most frames one replay request answers
@@ -80,7 +87,7 @@ class HumanGame:
         s = self.setup
         self.name = plain_name(s.spec)
         self.table = Table(s.rules, s.hand_only, s.seed, ("You", self.name), ("human", s.spec))
-        self.agent = self.make(s.spec, opponent_seed(s.seed, 0))
+        self.agent = _for_rules(self.make(s.spec, opponent_seed(s.seed, 0)), s.rules)  # a search bot simulates them
         self._bot_moves()
 
     def _bot_moves(self) -> None:
@@ -265,7 +272,7 @@ class WatchGame:
 
     def __post_init__(self) -> None:
         self.table = Table(self.rules, self.hand_only, self.seed, self.names, self.specs)
-        self.bots = [self.make(self.specs[p], opponent_seed(self.seed, p)) for p in (0, 1)]
+        self.bots = [_for_rules(self.make(self.specs[p], opponent_seed(self.seed, p)), self.rules) for p in (0, 1)]
 
     def step(self) -> dict[str, Any]:
         t = self.table
