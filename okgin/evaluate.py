@@ -70,8 +70,8 @@ from okgin_env.agent_specs import AgentOutputError
 from okgin_env.rules import Rules
 from okgin_trainer.matches import (MAX_HANDS_PER_GAME, GameMatchResult, HandRows, MatchResult,  # noqa: F401  (API)
                                    MatchSettings, PairedResult, SeatPlan, agent_seed, deal_decks, display_names,
-                                   hand_points, match_hands, paired_match, play_games, play_match, play_rows,
-                                   seat_plan)
+                                   hand_points, match_games, match_hands, paired_match, play_games, play_match,
+                                   play_rows, seat_plan)
 from okgin_trainer.matches import act_rows as _act  # noqa: F401  (experiments/improve uses it)
 from okgin_trainer.stats import (BOOTSTRAP_REPS, RATING_PRIOR, Z95, bootstrap_ratings, diff_ci,  # noqa: F401  (API)
                                  mean_ci, percentile_interval, rate_ci)
@@ -98,6 +98,7 @@ class EvalSpec:
     plot: str | None = None
     progress: bool = True
     human_results: str | None = None
+    db: str | None = None  #: the results store's URL (okgin.arena): every match is recorded there
 
     @property
     def names(self) -> list[str]:
@@ -148,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--bootstrap", type=int, default=BOOTSTRAP_REPS, metavar="N",
                     help=f"resamples of the deal pairs behind the ratings' 95%% CIs; 0 = none (default {BOOTSTRAP_REPS})")
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar on stderr")
+    ap.add_argument("--db", metavar="URL",
+                    help="also record every match, hand and game in the results store: a SQLite file path or a "
+                         "URL such as postgresql+psycopg://user@host/db (needs the arena extra: "
+                         "pip install 'okgin[arena]'; docs/arena.md)")
     return ap
 
 
@@ -212,12 +217,32 @@ def parse_spec(argv: Sequence[str] | None = None) -> EvalSpec:
     if args.human_results:
         if args.agents or args.paired:
             ap.error("--human-results reads a file of played games; drop --agents / --paired")
+        if args.db:
+            ap.error("--db records the matches of --agents; the web table records people's games itself "
+                     "(play.py --web --db URL)")
         return EvalSpec("human", json=args.json, human_results=args.human_results)
     specs = _program_specs(ap, args)
     rules = _check_play(ap, args, specs)
+    if args.db and args.paired is not None:
+        ap.error("--db records the matches of --agents; drop it with --paired")
+    if args.db:
+        _open_store(ap, args.db)
     return EvalSpec("paired" if args.paired is not None else "matches", specs, hands=args.hands, games=args.games,
                     seed=args.seed, duplicate=args.duplicate, rules=rules, batch=args.batch, bootstrap=args.bootstrap,
-                    json=args.json, plot=args.plot, progress=args.progress)
+                    json=args.json, plot=args.plot, progress=args.progress, db=args.db)
+
+
+def _open_store(ap: argparse.ArgumentParser, url: str):
+    """The results store at ``url``, its tables created or upgraded; a bad URL, a missing extra or an
+    unreachable database exits 2 before anything is played."""
+    try:
+        from okgin.arena.store import Store
+
+        return Store(url)
+    except ImportError as e:
+        ap.error(f"--db: {e}")
+    except Exception as e:  # noqa: BLE001 - SQLAlchemy's errors (bad URL, server down) as one line
+        ap.error(f"--db {url}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
 def _fail(message: str) -> None:
@@ -263,6 +288,7 @@ class Results:
     rows: list[HandRows] = field(default_factory=list)
     games: list[tuple[int, int, GameMatchResult]] = field(default_factory=list)
     paired: PairedResult | None = None
+    game_rows: list = field(default_factory=list)  #: each game match's GameRows (the results store keeps them)
 
 
 def bot_matches(spec: EvalSpec, players: Players, bar) -> Results:
@@ -276,7 +302,9 @@ def bot_matches(spec: EvalSpec, players: Players, bar) -> Results:
             res.matches.append((i, j, r))
             res.rows.append(rows)
         if spec.games:
-            res.games.append((i, j, play_games(a, b, spec.games, settings)))
+            g, game_rows = match_games(a, b, spec.games, settings)
+            res.games.append((i, j, g))
+            res.game_rows.append(game_rows)
     return res
 
 
@@ -363,6 +391,30 @@ def write_outputs(spec: EvalSpec, report: dict, res: Results) -> None:
             _fail(f"cannot write --plot {spec.plot}: {e}")
 
 
+def record_matches(spec: EvalSpec, shard: Shard | None, res: Results) -> None:
+    """--db: every pair's hands and games into the results store (``okgin.arena``), one transaction a match."""
+    import uuid
+
+    from okgin.arena.record import evaluation_records
+    from okgin.arena.store import Store
+
+    seeds = [(agent_seed(spec.seed, p, 0), agent_seed(spec.seed, p, 1)) for p in range(len(spec.pairs))] \
+        if shard is None else [None] * len(spec.pairs)  # under torchrun the agents are seeded per batch
+    records = evaluation_records(
+        spec.specs, spec.names, spec.pairs, spec.seed, spec.duplicate, spec.rules.to_dict(),
+        [(i, j, r, rows) for (i, j, r), rows in zip(res.matches, res.rows)],
+        [(i, j, g, rows) for (i, j, g), rows in zip(res.games, res.game_rows)], seeds, uuid.uuid4().hex)
+    try:
+        with Store(spec.db, upgrade=False) as store:
+            for record in records:
+                store.record(record)
+    except Exception as e:  # noqa: BLE001 - the tables and --json are out already; say what was not stored
+        _fail(f"--db {spec.db}: the matches were played but not all recorded: {type(e).__name__}: "
+              f"{str(e).splitlines()[0][:300]}")
+    print(f"{PROG}: recorded {len(records)} match(es) in the results store {Store.describe(spec.db)}",
+          file=sys.stderr)
+
+
 def evaluate_against(agent: Agent, opponents: Sequence[str], hands: int, seed: int) -> list[MatchResult]:
     """``agent`` against each opponent spec over ``hands`` hands on duplicate deals from ``seed``
     (``play_match``; the opponent seeded with ``seed``), one line printed per opponent: points/hand with
@@ -398,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if players.lead:
         print_report(spec, players.shard, res, report)
         write_outputs(spec, report, res)
+        if spec.db:
+            record_matches(spec, players.shard, res)
     if players.shard is not None:
         players.shard.close()
     return report

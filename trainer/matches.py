@@ -116,6 +116,24 @@ class HandRows:
     win: np.ndarray  #: A's hand score: 1 win, 0 loss, 0.5 void
     points: np.ndarray  #: A's points minus B's
     deal_id: np.ndarray  #: the deal (unit of the CIs) of each hand
+    # what the results store keeps of each hand (okgin.arena), None where a caller built rows without them
+    a_player: np.ndarray | None = None  #: A's player id
+    void: np.ndarray | None = None
+    knocker: np.ndarray | None = None  #: 0 A knocked, 1 B knocked, -1 nobody
+    gin: np.ndarray | None = None
+    undercut: np.ndarray | None = None
+
+
+@dataclass
+class GameRows:
+    """Every full game of a match, row by row (``match_games``): what the results store keeps."""
+
+    win: np.ndarray  #: A's game score: 1 win, 0 loss, 0.5 unfinished
+    margin: np.ndarray  #: A's final total minus B's
+    hands: np.ndarray  #: hands the game lasted
+    a_player: np.ndarray  #: A's player id
+    deal_id: np.ndarray  #: the game's first deal (unit of the CIs)
+    scores: np.ndarray  #: (games, 2) final totals, A's then B's
 
 
 # ------------------------------------------------------------------------- settings
@@ -336,7 +354,9 @@ def match_hands(agent_a: Agent, agent_b: Agent, num_hands: int, settings: MatchS
         undercut_rate_a=float(t.under_a.mean()), undercut_rate_b=float(t.under_b.mean()),
         void_rate=float(t.void.mean()), seconds=seconds, hands_per_s=m / max(seconds, 1e-9), cpu_seconds=cpu,
     )
-    return result, HandRows(win=t.win, points=t.pts, deal_id=deal_id)
+    knocker = np.where(t.knock_a, 0, np.where(t.knock_b, 1, -1)).astype(np.int8)
+    return result, HandRows(win=t.win, points=t.pts, deal_id=deal_id, a_player=plan.a_player, void=t.void,
+                            knocker=knocker, gin=t.gin_a | t.gin_b, undercut=t.under_a | t.under_b)
 
 
 def hand_points(agent_a: Agent, agent_b: Agent, num_hands: int, seed: int = 0, rules: Rules | None = None,
@@ -355,6 +375,12 @@ def play_games(agent_a: Agent, agent_b: Agent, num_games: int, settings: MatchSe
                **options) -> GameMatchResult:
     """Play ``num_games`` full games (rounded up to even under duplicate deals) of A against B
     (``settings`` / ``options``: as in ``match_hands``). The deals come from ``seed + 1``."""
+    return match_games(agent_a, agent_b, num_games, settings, **options)[0]
+
+
+def match_games(agent_a: Agent, agent_b: Agent, num_games: int, settings: MatchSettings | None = None,
+                **options) -> tuple[GameMatchResult, GameRows]:
+    """``play_games``'s result and the games behind it (``GameRows``)."""
     s = MatchSettings.of(settings, options)
     if num_games < 1:
         raise ValueError(f"num_games must be >= 1, got {num_games}")
@@ -363,6 +389,7 @@ def play_games(agent_a: Agent, agent_b: Agent, num_games: int, settings: MatchSe
     win = np.full(m, 0.5)  # stays 0.5 for unfinished games
     margin = np.zeros(m)
     hands = np.zeros(m)
+    scores = np.zeros((m, 2))
 
     def record(rows: np.ndarray, local: np.ndarray, r) -> None:
         hands[rows] += 1
@@ -371,21 +398,25 @@ def play_games(agent_a: Agent, agent_b: Agent, num_games: int, settings: MatchSe
         a = a_player[rows].astype(np.int64)
         win[rows] = r.game_winner[local] == a
         margin[rows] = r.scores[local, a] - r.scores[local, 1 - a]
+        scores[rows] = np.stack([r.scores[local, a], r.scores[local, 1 - a]], axis=1)
 
     t0 = time.perf_counter()
     mine = play_rows(agent_a, agent_b, plan, "game", s, record)
     seconds = time.perf_counter() - t0
     if s.shard is not None:
-        win, margin, hands = s.shard.combine(mine, win, margin, hands)
+        win, margin, hands, score_a, score_b = s.shard.combine(mine, win, margin, hands, scores[:, 0], scores[:, 1])
+        scores = np.stack([score_a, score_b], axis=1)
         seconds, _ = s.shard.timing(seconds, 0.0)
     wr, wr_ci = rate_ci(win, plan.deal_id)
     mg, mg_ci = mean_ci(margin, plan.deal_id)
-    return GameMatchResult(
+    result = GameMatchResult(
         agent_a=agent_a.name, agent_b=agent_b.name, games=m, duplicate=s.duplicate,
         wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), unfinished=int((win == 0.5).sum()),
         win_rate=wr, win_rate_ci=wr_ci, margin=mg, margin_ci=mg_ci, hands_per_game=float(hands.mean()),
         seconds=seconds,
     )
+    return result, GameRows(win=win, margin=margin, hands=hands, a_player=a_player, deal_id=plan.deal_id,
+                            scores=scores)
 
 
 def paired_match(agent_a: Agent, agent_b: Agent, opponent_a: Agent, opponent_b: Agent, num_hands: int,
