@@ -2,7 +2,7 @@
 
 An agent is stateless between calls: ``act`` sees a batch of observations and legal-action
 masks (rows may come from different games, seats and moments) and returns one legal action
-per row. Everything a player may know is in the observation (``okgin_env.observation``), so
+per row. Everything a player may know is in the observation (``okgin_env.game.observation``), so
 no agent ever reads the game state. Randomised agents draw from their own
 ``np.random.Generator``, seeded when they are made.
 """
@@ -13,8 +13,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.observation import OBS_SIZE
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.observation import OBS_SIZE
 
 
 class Agent(ABC):

@@ -31,7 +31,7 @@ Measured against ``simple`` (see ``evaluate.py``): delaying knocks with more dea
 in the hand, and score-dependent caution or gambling in game episodes, did not pay, so the
 policy does not do them. Decisions for a whole batch are made in one numba kernel
 (``_expert_kernel``), row by row (rows split over numba's threads), on the engine's deadwood kernels. Its
-reading of the table and its outs are the kernels of ``okgin_env.features`` (``read_table``, ``danger``,
+reading of the table and its outs are the kernels of ``okgin_env.features.learner`` (``read_table``, ``danger``,
 ``outs``, ``discard_outs``), which also compute the learners' ``outs`` features. Deterministic.
 """
 
@@ -41,11 +41,23 @@ from dataclasses import astuple, dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from okgin_env.cards import NUM_CARDS
-from okgin_env.features import (EXP_DEADWOOD, EXP_MELDED, NOW, NUM_OUTS_FIELDS, P_GIN, P_KNOCK, TableView, danger,
-                                discard_outs, outs, read_table)
+from okgin_env.features.learner import (
+    EXP_DEADWOOD,
+    EXP_MELDED,
+    NOW,
+    NUM_OUTS_FIELDS,
+    P_GIN,
+    P_KNOCK,
+    TableView,
+    danger,
+    discard_outs,
+    outs,
+    read_table,
+)
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.jit import kernel
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -121,24 +133,24 @@ class ExpertAgent(Agent):
 
 # ---------------------------------------------------------- what it knows, its outs
 # The table reading (read_table, danger) and the outs of a hand (outs, discard_outs) live in
-# okgin_env.features: the learner features are the same reading, and the env never imports agents.
+# okgin_env.features.learner: the learner features are the same reading, and the env never imports agents.
 
-@njit(cache=True)
+@kernel
 def _meld_weight(limit, stock, p):
     """How much a point of deadwood that the next draws may meld is worth now."""
     return (p[MELD_W] + p[MELD_LOW] * (k.MAX_KNOCK_LIMIT - limit) / k.MAX_KNOCK_LIMIT) * (
         p[MELD_LATE] + (1.0 - p[MELD_LATE]) * min(stock, k.FULL_STOCK) / k.FULL_STOCK)
 
 
-@njit(cache=True)
+@kernel
 def _hand_value(res, meld_w, p):
-    """Cost of keeping a 10-card hand whose ``outs`` (okgin_env.features) are res (lower is better)."""
+    """Cost of keeping a 10-card hand whose ``outs`` (okgin_env.features.learner) are res (lower is better)."""
     return res[NOW] - meld_w * res[EXP_MELDED] - p[KNOCK_V] * res[P_KNOCK] - p[GIN_V] * res[P_GIN]
 
 
 # ------------------------------------------------------------------ decisions
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _expert_kernel(obs, mask, p, out, chunks):
     """Rows in ``chunks`` parallel chunks (numba threads; ``kernels.row_chunks``), each on its own scratch."""
     n = obs.shape[0]
@@ -167,7 +179,7 @@ class Reading(NamedTuple):
     stock: int  #: cards left in the stock
 
 
-@njit(cache=True)
+@kernel
 def _expert_rows(obs, mask, p, out, lo, hi):
     unseen = np.empty(NUM_CARDS, np.bool_)
     signal = np.empty(NUM_CARDS, np.bool_)
@@ -193,7 +205,7 @@ def _expert_rows(obs, mask, p, out, lo, hi):
             out[b] = k.draw_action(_take(o, seen, p, buf), m)
 
 
-@njit(cache=True)
+@kernel
 def _knock_now(o, stock, p):
     """Knock at once rather than play on for gin: the wall is near, or this hand likely ends the game."""
     if stock <= p[WALL_STOCK] or stock <= p[HOLD_STOCK]:
@@ -202,7 +214,7 @@ def _knock_now(o, stock, p):
     return target > 0 and o[k.SCORES] >= p[GAME_KNOCK_NOW]
 
 
-@njit(cache=True)
+@kernel
 def _discard(o, m, seen, p, buf):
     """The discard (or knock) of a row in the discard phase: ``seen`` its ``Reading``, ``buf`` the ``Scratch``."""
     best_dw, knock_card = k.NOT_HELD, -1
@@ -228,7 +240,7 @@ def _discard(o, m, seen, p, buf):
     return card
 
 
-@njit(cache=True)
+@kernel
 def _take(o, seen, p, buf):
     """Whether to take the top discard rather than draw from the stock (or pass)."""
     top = k.row_top(o)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from okgin_env.cards import NUM_CARDS
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.jit import kernel
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -36,7 +36,7 @@ class GreedyAgent(Agent):
         return out
 
 
-@njit(cache=True)
+@kernel
 def _greedy_kernel(obs, mask, out):
     ms, work, after = k.draw_scratch()
     for b in range(obs.shape[0]):

@@ -1,22 +1,22 @@
 """Numba helpers the bots share to turn a decision into an action (``draw_action``,
 ``knock_or_discard``, ``take_then_best``), plus the row-level readers of an observation and the
-deadwood kernels on suit masks of ``okgin_env.row_kernels``, re-exported here so that a bot's
+deadwood kernels on suit masks of ``okgin_env.features.rows``, re-exported here so that a bot's
 kernel reads everything as ``k.NAME`` (they live in ``okgin_env`` because the learner features of
-``okgin_env.features`` use them too, and the env never imports this package).
+``okgin_env.features.learner`` use them too, and the env never imports this package).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
-from okgin_env.cards import NUM_CARDS
-from okgin_env.row_kernels import *  # noqa: F403 - the shared row readers, as k.NAME
-from okgin_env.row_kernels import NOT_HELD, add, after_discard, remove
+from okgin_env.features.rows import *  # noqa: F403 - the shared row readers, as k.NAME
+from okgin_env.features.rows import NOT_HELD, add, after_discard, remove
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def draw_action(take: bool, mask: np.ndarray) -> int:
     """Take the top discard if ``take`` (and legal), else pass on an offer or draw the stock."""
     if take and mask[TAKE_DISCARD]:
@@ -26,20 +26,20 @@ def draw_action(take: bool, mask: np.ndarray) -> int:
     return DRAW_STOCK
 
 
-@njit(cache=True)
+@kernel
 def knock_or_discard(card: int, knock: bool, mask: np.ndarray) -> int:
     if knock and mask[KNOCK + card]:
         return KNOCK + card
     return card
 
 
-@njit(cache=True)
+@kernel
 def draw_scratch() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scratch of a bot's draw decision: (suit masks (4,), deadwood work (8,), per-card deadwoods (52,))."""
     return np.empty(4, np.int64), np.empty(8, np.int64), np.empty(NUM_CARDS, np.int64)
 
 
-@njit(cache=True)
+@kernel
 def offered_top(o: np.ndarray, ph: int, ms: np.ndarray, work: np.ndarray) -> tuple[int, int, int]:
     """(top, deadwood now, deadwood with top) where row ``o`` in phase ``ph`` may take the top discard
     (the offer or the draw), the hand's suit masks left in ``ms``; top is -1 elsewhere."""
@@ -51,7 +51,7 @@ def offered_top(o: np.ndarray, ph: int, ms: np.ndarray, work: np.ndarray) -> tup
     return top, now, with_top
 
 
-@njit(cache=True)
+@kernel
 def take_then_best(ms: np.ndarray, top: int, after: np.ndarray, work: np.ndarray) -> int:
     """Least deadwood after taking ``top`` and discarding another card (ms is left unchanged)."""
     add(ms, top)

@@ -9,7 +9,7 @@ play lives here, once:
 
   ==================  ==============================================================
   format, version     ``"okgin-ppo"``, ``CHECKPOINT_VERSION``
-  obs_version         ``okgin_env.observation.OBS_VERSION`` the network was trained on
+  obs_version         ``okgin_env.game.observation.OBS_VERSION`` the network was trained on
   features_version    ``FEATURES_VERSION`` of the meld/outs inputs it read (absent: 1)
   obs_size            ``OBS_SIZE``; num_actions ``NUM_ACTIONS``
   model_config        keyword arguments of :class:`ActorCritic`
@@ -34,16 +34,24 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.features import (FEATURES, FEATURES_VERSION, MELD_FEATURES, OUTS_FEATURES, input_size,  # noqa: F401
-                                learner_input, meld_features, outs_features)
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
+from okgin_env.features.learner import (  # noqa: F401
+    FEATURES,
+    FEATURES_VERSION,
+    MELD_FEATURES,
+    OUTS_FEATURES,
+    input_size,
+    learner_input,
+    meld_features,
+    outs_features,
+)
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.observation import OBS_SIZE, OBS_VERSION
 
 from .base import Agent
 
 CHECKPOINT_FORMAT = "okgin-ppo"
 CHECKPOINT_VERSION = 1
-# FEATURES_VERSION (imported above) is okgin_env.features': the version of what ``network_input``
+# FEATURES_VERSION (imported above) is okgin_env.features.learner': the version of what ``network_input``
 # computes beyond the observation (``meld_features``, and ``outs_features`` with its frozen
 # ``FEATURES_PARAMS``). A network only makes sense on the inputs it was trained on: that module bumps
 # it whenever either changes what it returns, and checkpoints of older versions are refused on load.
@@ -80,7 +88,7 @@ def sample_masked(log_probs: torch.Tensor, generator: torch.Generator | None = N
 
 
 # ------------------------------------------------------------------ input features
-# What the network reads beyond the observation lives in okgin_env.features, so that the envs can
+# What the network reads beyond the observation lives in okgin_env.features.learner, so that the envs can
 # hand any learner the same inputs (features="meld"/"outs"). network_input is that module's
 # learner_input: (B, OBS_SIZE) observations -> (B, input_size(features)) float32.
 network_input = learner_input
@@ -279,7 +287,7 @@ def load_checkpoint(path: str, map_location: str | torch.device = "cpu") -> dict
                          f"(this code reads version {CHECKPOINT_VERSION})")
     if ckpt.get("obs_version") != OBS_VERSION or ckpt.get("obs_size") != OBS_SIZE:
         raise ValueError(f"{path} was trained on observation layout version {ckpt.get('obs_version')} "
-                         f"(size {ckpt.get('obs_size')}), but okgin_env.observation is now version "
+                         f"(size {ckpt.get('obs_size')}), but okgin_env.game.observation is now version "
                          f"{OBS_VERSION} (size {OBS_SIZE}); retrain the agent for the new layout")
     features_version = ckpt.get("features_version", 1)
     if features_version != FEATURES_VERSION:

@@ -1,7 +1,7 @@
 """The search bot: determinized Monte Carlo rollouts on the batched core.
 
 For every row of a batch and every candidate action, ``act`` samples K worlds consistent with
-the observation (``okgin_env.determinize``), applies the action in each and plays the hand to
+the observation (``okgin_env.features.determinize``), applies the action in each and plays the hand to
 its end with the expert bot for both players; it then plays the candidate with the best mean
 result (its points minus the opponent's for the hand, gin and undercut bonuses included).
 
@@ -49,14 +49,14 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from numba import njit
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
-from okgin_env.cards import CARD_POINTS, NUM_CARDS
-from okgin_env.core import VectorGame
-from okgin_env.determinize import determinize, splitmix64, unit_float
-from okgin_env.observation import DISCARD_DEADWOOD, SCORES, STOCK_SCALE, STOCK_SIZE
-from okgin_env.rules import Rules
+from okgin_env.features.determinize import determinize, splitmix64, unit_float
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
+from okgin_env.game.cards import CARD_POINTS, NUM_CARDS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.jit import kernel
+from okgin_env.game.observation import DISCARD_DEADWOOD, SCORES, STOCK_SCALE, STOCK_SIZE
+from okgin_env.game.rules import Rules
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -304,7 +304,7 @@ def make_search(arg: str | None, seed: int | None) -> SearchAgent:
 
 # ------------------------------------------------------------------ kernels
 
-@njit(cache=True)
+@kernel
 def _candidates_kernel(obs, mask, expert, points, cand):
     """cand[b] <- the actions to compare (-1 padded): the expert's first, then, in a discard decision,
     the ``cand.shape[1] - 2`` least-deadwood discards and the least-deadwood knock; in a draw
@@ -346,7 +346,7 @@ def _candidates_kernel(obs, mask, expert, points, cand):
             cand[b, j] = -1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _listed(row, n, a):
     for j in range(n):
         if row[j] == a:
@@ -354,7 +354,7 @@ def _listed(row, n, a):
     return False
 
 
-@njit(cache=True)
+@kernel
 def _mix(a, b):
     """Elementwise hash of two uint64 arrays."""
     out = np.empty(a.shape[0], np.uint64)
@@ -363,7 +363,7 @@ def _mix(a, b):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _uniform(seeds, counter):
     """One uniform [0, 1) number per seed for this counter."""
     out = np.empty(seeds.shape[0], np.float64)
@@ -372,7 +372,7 @@ def _uniform(seeds, counter):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _hash_rows(obs, seed, out):
     """out[b] = hash of the agent's seed and the bits of observation row b."""
     bits = obs.view(np.uint32)

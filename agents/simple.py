@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from okgin_env.cards import NUM_CARDS, NUM_RANKS
+from okgin_env.game.cards import NUM_CARDS, NUM_RANKS
+from okgin_env.game.jit import kernel
 
 from . import kernels as k
 from .base import Agent, check_batch
@@ -36,7 +36,7 @@ class SimpleAgent(Agent):
         return out
 
 
-@njit(cache=True)
+@kernel
 def simple_actions(obs, mask, noise, out):
     """The simple player's action for each row into ``out`` ((B,) int64): observations (B, OBS_SIZE)
     float32, legal masks (B, 107) bool, ``noise`` (B,) floats in [0, 1) that break discard ties
@@ -58,7 +58,7 @@ def simple_actions(obs, mask, noise, out):
         out[b] = k.draw_action(take, m)
 
 
-@njit(cache=True)
+@kernel
 def _discard(o, m, u):
     """Least deadwood, then highest rank, then a uniform choice among the tied suits (u in [0, 1)).
 

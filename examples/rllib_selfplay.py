@@ -15,7 +15,7 @@ Choices (as in examples/sb3_maskable_ppo.py): one hand per episode; ``gamma=1`` 
 is a few dozen decisions whose only reward is its zero-sum points at the end, and the
 ``deadwood_shaping=0.5`` terms ``phi(s') - phi(s)`` telescope (leave the best policy unchanged)
 only undiscounted; shaping, because without it a fresh policy almost never knocks and nearly
-every hand is void (no signal); ``features="outs"``: the env appends okgin_env.features' columns
+every hand is void (no signal); ``features="outs"``: the env appends okgin_env.features.learner' columns
 (861 floats in all), which speeds learning a lot. Self-play rewards are zero-sum apart from the
 shaping, so the episode return says little: the learner is measured against fixed bots.
 
@@ -35,11 +35,12 @@ on the head ``python examples/rllib_selfplay.py --address auto --num-env-runners
 (``ray.init(address="auto")`` and ``.env_runners(num_env_runners=16)``). Only the one-machine path
 (2 env-runner processes on 2 cores) was run for this project.
 
-Expected at the default budget (200,392 env steps, RLlib 2.60.0; measured with the command above
-on a shared 2-core machine at load average 8-11): training 660 s, 12.5 minutes in all with Ray's
-start and the evaluation; against ``random`` +42.1 [+41.0, +43.3] points/hand (95% CI, 2000 hands),
-against ``simple`` -16.2 [-17.1, -15.3] (hand win rates 0.905 and 0.238). The learner's torch runs on one thread (``--torch-threads``):
-torch's default threads made each update 10x slower on 2 cores.
+Expected at the default budget (200,392 env steps, RLlib 2.60.0; the command above on a shared
+2-core machine at load average 8-11; record: docs/figures/libraries.json): 12.5 min in all with
+Ray's start and the evaluation; against ``random`` +42.11 [+40.97, +43.25] points/hand (95% CI,
+2000 hands), against ``simple`` -16.22 [-17.13, -15.31] (hand win rates 0.905 and 0.238). The
+learner's torch runs on one thread (``--torch-threads``): with torch's default threads each update
+was many times slower on 2 cores.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from ray.tune.registry import register_env
 
 import okgin_env
 from okgin.evaluate import evaluate_against
-from okgin_env.features import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, learner_input
 
 DEFAULT_POLICY = Path("runs/examples/rllib_selfplay/policy")
 POLICY_ENV_VAR = "OKGIN_RLLIB_SELFPLAY_POLICY"
@@ -72,6 +73,7 @@ POLICY_ID = "shared"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=200_000, help="env steps (decisions of both seats) of training")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
@@ -93,6 +95,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--gae-lambda", type=float, default=0.8, help="GAE lambda (leans on the critic and the shaping)")
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus")
     p.add_argument("--hidden", default="128,128", help="hidden layer sizes of the policy and value MLPs")
+    p.add_argument("--device", choices=["cpu"], default="cpu",
+                   help="where torch runs: only the CPU path of this example exists (the GPU one is not written)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads of the learner (this process): more only fight the env runners "
                         "(on 2 cores, 1 thread made a PPO update 10x faster than torch's default)")

@@ -1,6 +1,6 @@
 """sb3-contrib MaskablePPO on the registered Gymnasium id, against the built-in ``random`` bot.
 
-    python examples/sb3_maskable_ppo.py --total-timesteps 100000 --seed 0 [--features outs]
+    python examples/sb3_maskable_ppo.py --timesteps 100000 --seed 0 [--features outs]
 
 Training uses stable-baselines3's ``make_vec_env`` on ``"okgin/OklahomaGin-v0"`` unchanged (8
 envs, each wrapped in ``Monitor``); MaskablePPO reads the legal actions from the env's
@@ -17,12 +17,12 @@ envs, each wrapped in ``Monitor``); MaskablePPO reads the legal actions from the
   near shaping terms while the critic learns. At 100k steps this took the policy from +4 to
   about +30 points/hand against ``random`` (docs/conformance.md has the sweep and the figures).
 
-``--features outs`` (or ``meld``) makes the env hand the policy ``okgin_env.features``' columns
+``--features outs`` (or ``meld``) makes the env hand the policy ``okgin_env.features.learner``' columns
 after the observation (861 floats with "outs"): what okgin's own network reads (the expert's
 reading of the table: outs, danger, the opponent's likely cards). docs/vector_env.md compares
 both at the same budget and seeds.
 
-At the end the trained policy (greedy over the legal actions) plays ``--eval-hands`` hands
+At the end the trained policy (greedy over the legal actions), saved to ``--out``, plays ``--hands`` hands
 against each of ``--eval-opponents`` (``random`` and ``simple``) with the project's evaluation
 (``okgin.evaluate.play_match``: duplicate deals, every deal played from both seats, 95% CIs over
 deal pairs, the same deals for every run with the same ``--eval-seed``), and the script prints
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -47,21 +48,23 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin.evaluate import evaluate_against
-from okgin_env.features import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
+DEFAULT_OUT = Path("runs/examples/sb3_maskable_ppo/model.zip")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--total-timesteps", type=int, default=100_000, help="learner steps of training")
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
+    p.add_argument("--timesteps", dest="total_timesteps", type=int, default=100_000, help="learner steps of training")
     p.add_argument("--seed", type=int, default=0, help="seeds training and the evaluation deals")
     p.add_argument("--n-envs", type=int, default=8, help="environments in make_vec_env")
     p.add_argument("--opponent", default="random", help="training and evaluation opponent (agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
     p.add_argument("--features", choices=FEATURES, default="raw",
-                   help="the policy's input: the observation (raw), or with okgin_env.features' columns (meld, outs)")
-    p.add_argument("--eval-hands", type=int, default=2000,
+                   help="the policy's input: the observation (raw), or with okgin_env.features.learner' columns (meld, outs)")
+    p.add_argument("--hands", dest="eval_hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
     p.add_argument("--eval-opponents", nargs="+", default=["random", "simple"], help="agent specs to evaluate against")
     p.add_argument("--eval-seed", type=int, default=100, help="seeds the evaluation deals (the same for every run)")
@@ -73,6 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--gae-lambda", type=float, default=0.8,
                    help="GAE lambda (below SB3's 0.95: leans on the critic and the shaping terms more)")
     p.add_argument("--net-arch", default="128,128", help="hidden layer sizes of the policy and value MLPs")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the trained model is saved (MaskablePPO.save)")
+    p.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",
+                   help="SB3's device (auto: cuda if available); the GPU path has not been run")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1: a small MLP gains nothing from more, and they fight the envs)")
     return p.parse_args(argv)
@@ -102,8 +108,9 @@ def main(argv: list[str] | None = None) -> float:
     model = MaskablePPO("MlpPolicy", vec_env, gamma=1.0, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.n_epochs, learning_rate=args.learning_rate, ent_coef=args.ent_coef,
                         gae_lambda=args.gae_lambda, policy_kwargs=dict(net_arch=[int(n) for n in args.net_arch.split(",")]),
-                        seed=args.seed, verbose=0)
+                        seed=args.seed, verbose=0, device=args.device)
     model.learn(total_timesteps=args.total_timesteps)
+    model.save(args.out)
     train_s = time.time() - start
     print(f"trained {args.total_timesteps} steps (features={args.features}, seed {args.seed}) in {train_s:.0f} s")
     results = evaluate_against(SB3Policy(model, args.features), args.eval_opponents, args.eval_hands,

@@ -36,7 +36,7 @@ okgin's programs::
         --agents examples.tianshou_ppo:Agent random
 
 Measured at the default budget (the command above, Tianshou 2.0.1, CPU torch, 2026-12-03):
-204,800 learner steps in 3.0 minutes on a 2-core machine, then +46.66 [+45.52, +47.81]
+204,800 learner steps in 3.0 min on a 2-core machine, then +46.66 [+45.52, +47.81]
 points/hand against ``random`` (95% CI, 2000 hands) and -24.61 [-25.52, -23.70] against
 ``simple``; the same lines on a second run. The table of all the library examples is in
 docs/libraries.md (record: docs/figures/libraries.json). ``tests/test_tianshou.py`` runs this file at a tiny budget,
@@ -54,13 +54,13 @@ from types import SimpleNamespace
 
 import gymnasium
 import numpy as np
+import okgin_agents
 import torch
 from torch import nn
 
 import okgin_env
-import okgin_agents
 from okgin.evaluate import evaluate_against, play_match
-from okgin_env.features import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
 DEFAULT_POLICY = Path("runs/examples/tianshou_ppo/policy.pt")
@@ -82,6 +82,7 @@ def layer_sizes(text: str) -> list[int]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=200_000, help="learner steps of training")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
@@ -104,6 +105,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--gae-lambda", type=float, default=0.8)
     p.add_argument("--hidden", type=layer_sizes, default="128,128",
                    help="hidden layer sizes of the actor and of the critic")
+    p.add_argument("--device", choices=["cpu"], default="cpu",
+                   help="where torch runs: only the CPU path of this example exists (the GPU one is not written)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1: small MLPs gain nothing from more, and they fight the envs)")
     return p.parse_args(argv)
@@ -208,7 +211,7 @@ def save(actor: MaskedActor, args: argparse.Namespace, path: Path) -> None:
 
 class Greedy:
     """An actor as an okgin agent: the most probable legal action, on the inputs it was trained on
-    (``learner_input(observations, features)``: the observation alone, or with okgin_env.features' columns)."""
+    (``learner_input(observations, features)``: the observation alone, or with okgin_env.features.learner' columns)."""
 
     def __init__(self, actor: MaskedActor, features: str, name: str = "tianshou_ppo") -> None:
         self.actor, self.features, self.name = actor, features, name

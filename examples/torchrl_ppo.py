@@ -16,13 +16,13 @@ The choices that matter (the same as in ``examples/sb3_maskable_ppo.py``):
   (leave the best policy unchanged) only undiscounted.
 * ``deadwood_shaping=0.5``: without it a fresh policy almost never knocks and sees no signal;
   with it, lowering the best reachable deadwood pays at once (the terms cancel over the hand).
-* ``lmbda=0.8``: the advantages lean on the near shaping terms while the critic learns.
+* GAE lambda 0.8 (``--gae-lambda``): the advantages lean on the near shaping terms while the critic learns.
 * ``--features raw`` (the observation alone): ``outs`` (861 floats, what okgin's own network reads)
   slowed the same PPO at this budget (docs/vector_env.md, "Learner features with SB3"; here too:
   no sign of knocking after 20k steps). With ``--features outs`` the plug-in ``Agent`` computes the
   columns from the plain observation (``learner_input``), as the env did in training.
 
-At the end the trained policy is saved (``--policy``, default ``runs/examples/torchrl_ppo/policy.pt``
+At the end the trained policy is saved (``--out``, default ``runs/examples/torchrl_ppo/policy.pt``
 under the repository root) and, greedy over the legal actions, plays ``--hands`` hands against
 ``random`` and ``simple`` with okgin's evaluation (``okgin.evaluate.play_match``: duplicate deals,
 every deal from both seats, 95% CIs over deal pairs, the same deals for every run with the same
@@ -33,10 +33,10 @@ every deal from both seats, 95% CIs over deal pairs, the same deals for every ru
     python play.py --opponent examples.torchrl_ppo:Agent
 
 Expected at the defaults (100,000 steps, seed 0; TorchRL 0.14.1, CPU torch, one thread; measured
-2026-12-03 on the shared 2-core machine at load average 6-8): +30.61 [+29.25, +31.96] points/hand
-against ``random`` (40% void hands) and -36.79 [-37.79, -35.79] against ``simple``, in 13 minutes
-(763 s of training). Most of the CPU time is the collection, one env stepped one decision at a time
-through TorchRL's tensordicts (about 3.8 CPU-s per 2,000 steps, against 1.5 s for the 10 epochs).
+2026-12-03 on the shared 2-core machine at load average 6-8; record: docs/figures/libraries.json):
++30.61 [+29.25, +31.96] points/hand against ``random`` (40% void hands) and -36.79 [-37.79, -35.79]
+against ``simple``, in 13.1 min. Most of the CPU time is the collection, one env stepped one
+decision at a time through TorchRL's tensordicts.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from torchrl.objectives.value import GAE
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin.evaluate import evaluate_against
 from okgin_env import NUM_ACTIONS
-from okgin_env.features import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
 POLICY_ENV_VAR = "OKGIN_TORCHRL_PPO_POLICY"
@@ -77,6 +77,7 @@ DEFAULT_POLICY = Path(__file__).resolve().parents[1] / "runs" / "examples" / "to
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=100_000, help="learner steps of training (env frames)")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")
@@ -85,15 +86,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opponent", default="random", help="training opponent (an okgin agent spec)")
     p.add_argument("--deadwood-shaping", type=float, default=0.5, help="shaping coefficient (0: off)")
     p.add_argument("--features", choices=FEATURES, default="raw",
-                   help="the policy's input: the observation (raw), or with okgin_env.features' columns (meld, outs)")
+                   help="the policy's input: the observation (raw), or with okgin_env.features.learner' columns (meld, outs)")
     p.add_argument("--frames-per-batch", type=int, default=2000, help="env steps collected per PPO update")
     p.add_argument("--minibatch", type=int, default=250, help="minibatch size of the update")
     p.add_argument("--epochs", type=int, default=10, help="passes over each batch (SB3's default, as in its example)")
     p.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
     p.add_argument("--entropy-coeff", type=float, default=0.01, help="entropy bonus")
-    p.add_argument("--lmbda", type=float, default=0.8, help="GAE lambda")
+    p.add_argument("--gae-lambda", type=float, default=0.8, help="GAE lambda")
     p.add_argument("--num-cells", default="128,128", help="hidden layer sizes of the policy and value MLPs")
-    p.add_argument("--policy", type=Path, default=DEFAULT_POLICY, help="where the trained policy is saved")
+    p.add_argument("--out", type=Path, default=DEFAULT_POLICY, help="where the trained policy is saved")
+    p.add_argument("--device", choices=["cpu"], default="cpu",
+                   help="where torch runs: only the CPU path of this example exists (the GPU one is not written)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch CPU threads (1: a small MLP gains nothing from more, and they fight the env)")
     return p.parse_args(argv)
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> float:
     collector = Collector(env, actor, frames_per_batch=args.frames_per_batch, total_frames=args.timesteps)
     buffer = ReplayBuffer(storage=LazyTensorStorage(args.frames_per_batch), sampler=SamplerWithoutReplacement(),
                           batch_size=args.minibatch)
-    advantage = GAE(gamma=1.0, lmbda=args.lmbda, value_network=critic, average_gae=True)
+    advantage = GAE(gamma=1.0, lmbda=args.gae_lambda, value_network=critic, average_gae=True)
     loss_module = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=args.entropy_coeff, critic_coeff=0.5,
                               loss_critic_type="l2")
     optim = torch.optim.Adam(loss_module.parameters(), lr=args.lr)
@@ -191,12 +194,12 @@ def main(argv: list[str] | None = None) -> float:
     collector.shutdown()
     print(f"trained {frames} steps (features={args.features}, seed {args.seed}) in {time.time() - start:.0f} s")
 
-    args.policy.parent.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"features": args.features, "in_features": in_features, "num_cells": num_cells,
-                "state_dict": actor.module[0].module.state_dict()}, args.policy)
-    print(f"saved the policy to {args.policy} (the agent examples.torchrl_ppo:Agent, {POLICY_ENV_VAR})")
+                "state_dict": actor.module[0].module.state_dict()}, args.out)
+    print(f"saved the policy to {args.out} (the agent examples.torchrl_ppo:Agent, {POLICY_ENV_VAR})")
 
-    results = evaluate_against(Agent(path=args.policy), ("random", "simple"), args.hands, seed=args.eval_seed)
+    results = evaluate_against(Agent(path=args.out), ("random", "simple"), args.hands, seed=args.eval_seed)
     return results[0].points_per_hand
 
 

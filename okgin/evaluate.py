@@ -61,20 +61,45 @@ from typing import Sequence
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
 
 import okgin_agents as agents  # noqa: E402
+from okgin_agents.base import Agent
+from okgin_trainer.matches import (  # noqa: F401  (API)
+    MAX_HANDS_PER_GAME,
+    GameMatchResult,
+    HandRows,
+    MatchResult,
+    MatchSettings,
+    PairedResult,
+    SeatPlan,
+    agent_seed,
+    deal_decks,
+    display_names,
+    hand_points,
+    match_games,
+    match_hands,
+    paired_match,
+    play_games,
+    play_match,
+    play_rows,
+    seat_plan,
+)
+from okgin_trainer.matches import act_rows as _act  # noqa: F401  (experiments/improve uses it)
+from okgin_trainer.stats import (  # noqa: F401  (API)
+    BOOTSTRAP_REPS,
+    RATING_PRIOR,
+    Z95,
+    bootstrap_ratings,
+    diff_ci,
+    mean_ci,
+    percentile_interval,
+    rate_ci,
+)
+
 from okgin.human_results import HUMAN_RESULTS_FORMAT, human_matches, human_report, read_human_results  # noqa: F401
 from okgin.ratings import bradley_terry, rating_anchor, rating_table  # noqa: F401  (API)
 from okgin.sharding import Shard
 from okgin.tables import format_games, format_matches, format_paired, format_ratings
-from okgin_agents.base import Agent
 from okgin_env.agent_specs import AgentOutputError
-from okgin_env.rules import Rules
-from okgin_trainer.matches import (MAX_HANDS_PER_GAME, GameMatchResult, HandRows, MatchResult,  # noqa: F401  (API)
-                                   MatchSettings, PairedResult, SeatPlan, agent_seed, deal_decks, display_names,
-                                   hand_points, match_games, match_hands, paired_match, play_games, play_match,
-                                   play_rows, seat_plan)
-from okgin_trainer.matches import act_rows as _act  # noqa: F401  (experiments/improve uses it)
-from okgin_trainer.stats import (BOOTSTRAP_REPS, RATING_PRIOR, Z95, bootstrap_ratings, diff_ci,  # noqa: F401  (API)
-                                 mean_ci, percentile_interval, rate_ci)
+from okgin_env.game.rules import Rules
 
 PROG = "evaluate.py"  #: how error lines name the program
 
@@ -145,14 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", metavar="PATH", help="write every number to this JSON file")
     ap.add_argument("--plot", metavar="PATH",
                     help="draw the ratings and the points-per-hand matrix with their 95%% CIs (.png or .svg; "
-                         "needs the plot extra: pip install 'okgin[plot]')")
+                         "needs the plot extra: pip install -e '.[plot]' in the checkout)")
     ap.add_argument("--bootstrap", type=int, default=BOOTSTRAP_REPS, metavar="N",
                     help=f"resamples of the deal pairs behind the ratings' 95%% CIs; 0 = none (default {BOOTSTRAP_REPS})")
     ap.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar on stderr")
     ap.add_argument("--db", metavar="URL",
                     help="also record every match, hand and game in the results store: a SQLite file path or a "
                          "URL such as postgresql+psycopg://user@host/db (needs the arena extra: "
-                         "pip install 'okgin[arena]'; docs/arena.md)")
+                         "pip install -e '.[arena]' in the checkout; docs/arena.md)")
     return ap
 
 

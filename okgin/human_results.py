@@ -8,11 +8,11 @@ import sys
 from typing import Sequence
 
 import numpy as np
-
-from okgin.tables import format_games, format_matches
-from okgin_env.rules import Rules
 from okgin_trainer.matches import GameMatchResult, MatchResult
 from okgin_trainer.stats import mean_ci, rate_ci
+
+from okgin.tables import format_games, format_matches
+from okgin_env.game.rules import Rules
 
 HUMAN_RESULTS_FORMAT = "okgin-human-results"  #: okgin.web.server.RESULTS_FORMAT (one finished game a line)
 

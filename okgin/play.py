@@ -21,7 +21,7 @@ Commands while playing (case-insensitive):
 You are player 0 ("You"); the opponent is player 1. The game runs on
 ``okgin_env.VectorGame(1, rules, episode="game")`` (``"hand"`` with ``--hand-only``); the
 opponent acts through ``agents.make(spec).act(observation, mask)``. The screen comes from
-``okgin_env.render``. Exit codes: 0 normal end (also quitting and end of input), 2 bad
+``okgin_env.render.text``. Exit codes: 0 normal end (also quitting and end of input), 2 bad
 arguments / agent spec / rules / replay file, 130 interrupted.
 """
 
@@ -36,15 +36,39 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.table import (HELP, HUMAN, LOG_FORMAT, Table, UsageError, _card, agent_name,  # noqa: F401
-                         bot_action, check_log, command_for, illegal_reason, make_agent, move_words,
-                         new_game, opponent_seed, parse_command, parse_rules, result_key)
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text  # noqa: F401
-from okgin_env.cards import NUM_CARDS, card_text, cards_of
-from okgin_env.core import Phase
-from okgin_env.render import (card_str, cards_str, knock_limit_words, meld_groups, pile_top, render_hand_result,
-                              render_player_view)
-from okgin_env.rules import Rules  # noqa: F401  (tests and scripts use play.Rules)
+from okgin.table import (  # noqa: F401
+    HELP,
+    HUMAN,
+    LOG_FORMAT,
+    Table,
+    UsageError,
+    _card,
+    agent_name,
+    bot_action,
+    check_log,
+    command_for,
+    illegal_reason,
+    make_agent,
+    move_words,
+    new_game,
+    opponent_seed,
+    parse_command,
+    parse_rules,
+    result_key,
+)
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text  # noqa: F401
+from okgin_env.game.cards import NUM_CARDS, card_text, cards_of
+from okgin_env.game.core import Phase
+from okgin_env.game.rules import Rules  # noqa: F401  (tests and scripts use play.Rules)
+from okgin_env.render.text import (
+    card_str,
+    cards_str,
+    knock_limit_words,
+    meld_groups,
+    pile_top,
+    render_hand_result,
+    render_player_view,
+)
 
 DEFAULT_DELAY = 0.4  #: seconds between moves in --watch / --replay (non-interactive)
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130

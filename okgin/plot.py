@@ -3,7 +3,7 @@
 Left, the Bradley-Terry ratings with their 95% intervals (round robins); right, the matrix of
 points per hand (row agent minus column agent) as a heatmap, each cell printing the figure and
 its 95% CI. PNG or SVG by the file's suffix. matplotlib is an optional extra
-(``pip install 'okgin[plot]'``); it is imported only here, with the Agg canvas (no display).
+(``pip install -e '.[plot]'`` in the checkout); it is imported only here, with the Agg canvas (no display).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def require_matplotlib() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise ImportError("drawing needs matplotlib, which the plot extra installs: "
-                          "pip install 'okgin[plot]' (or pip install 'matplotlib>=3.7')") from None
+                          "pip install -e '.[plot]' in the checkout (or pip install 'matplotlib>=3.7')") from None
 
 
 def points_matrix(names: list[str], matches: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-
 from okgin_trainer.matches import HandRows, MatchResult
 from okgin_trainer.stats import BOOTSTRAP_REPS, RATING_PRIOR, bootstrap_ratings, percentile_interval
 

@@ -26,7 +26,6 @@ import sys
 from typing import Callable
 
 import numpy as np
-
 from okgin_agents.base import Agent
 
 

@@ -15,13 +15,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text
 from okgin_env.agent_specs import AgentOutputError, checked_actions, is_registered
-from okgin_env.cards import card_text, parse_card
-from okgin_env.core import Phase, StepOutput, VectorGame
-from okgin_env.melds import deadwood_after_discard
-from okgin_env.render import LastAction, card_str, hand_result_info, pile_top, record_action
-from okgin_env.rules import Rules
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text
+from okgin_env.game.cards import card_text, parse_card
+from okgin_env.game.core import Phase, StepOutput, VectorGame
+from okgin_env.game.melds import deadwood_after_discard
+from okgin_env.game.rules import Rules
+from okgin_env.render.text import LastAction, card_str, hand_result_info, pile_top, record_action
 
 HUMAN = 0  #: the human's player id; the opponent is 1 - HUMAN
 LOG_FORMAT = "okgin-play-log"

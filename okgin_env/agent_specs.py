@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .actions import action_text, legal_listing
+from okgin_env.game.actions import action_text, legal_listing
 
 ENTRY_POINT_GROUP = "okgin.agents"
 
@@ -44,7 +44,7 @@ class RandomPolicy:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        from .core import random_legal_actions  # numba kernels load with the core, not with this module
+        from okgin_env.game.core import random_legal_actions  # numba kernels load with the core, not with this module
 
         mask = np.asarray(action_masks, bool)
         if mask.ndim == 1:

@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from . import melds
-from .core import VectorGame, random_legal_actions
-from .rules import Rules
+from okgin_env.game import melds
+from okgin_env.game.core import VectorGame, random_legal_actions
+from okgin_env.game.rules import Rules
 
 VECTOR_ENV_N = 1024  #: games in the vector env line
 
@@ -48,8 +48,8 @@ def bench_vector_env(n: int, seconds: float, seed: int = 0, observing: bool = Fa
     "random" opponent (hand episodes; every step also plays the opponent's moves and re-deals).
     ``observing``: the opponent is given real observations, as one that reads them would be
     (random reads only masks, so by default the env skips writing its views)."""
-    from .agent_specs import RandomPolicy
-    from .vector import OkginVectorEnv
+    from okgin_env.agent_specs import RandomPolicy
+    from okgin_env.envs.vector import OkginVectorEnv
 
     opponent = RandomPolicy()
     opponent.uses_observations = observing
@@ -91,7 +91,7 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
     action (``None`` for a finished agent). Only decisions are counted.
     """
     try:
-        from .aec import env as make_env
+        from okgin_env.envs.aec import env as make_env
     except ImportError:
         return None
     e = make_env()

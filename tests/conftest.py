@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import okgin_agents as agents
 import pytest
 import torch
-
-import okgin_agents as agents
 from okgin_agents.ppo import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES_VERSION, ActorCritic, save_checkpoint
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
+
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_SIZE, OBS_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]  #: the checkout's root (configs/, examples/, the launchers)
 

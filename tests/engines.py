@@ -1,7 +1,7 @@
 """One table interface over both engines, so a rule scenario is written once and played on each.
 
 ``VectorTable`` drives ``VectorGame(1, ...)`` (the fast engine); ``ReferenceTable`` drives
-``okgin_env.reference.ReferenceGame`` (the brute-force one). Both speak agent ids (0/1) and
+``okgin_env.testing.reference.ReferenceGame`` (the brute-force one). Both speak agent ids (0/1) and
 card indices; ``scenarios.py`` speaks seats and card text and translates.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from okgin_env import VectorGame
-from okgin_env.cards import cards_of
-from okgin_env.reference import ReferenceGame
-from okgin_env.rules import Rules
+from okgin_env.game.cards import cards_of
+from okgin_env.game.rules import Rules
+from okgin_env.testing.reference import ReferenceGame
 
 
 class VectorTable:

@@ -19,8 +19,8 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 import okgin_env
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.aec import OkginAECEnv, raw_env
+from okgin_env.envs.aec import OkginAECEnv, raw_env
+from okgin_env.game.actions import NUM_ACTIONS
 
 
 def standard_chain(**options: Any):

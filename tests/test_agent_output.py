@@ -20,10 +20,10 @@ import pytest
 from conftest import ROOT
 
 from okgin import evaluate, play
-from okgin_env.actions import NUM_ACTIONS
 from okgin_env.agent_specs import AgentOutputError, checked_actions
-from okgin_env.single_agent import SingleAgentEnv
-from okgin_env.vector import OkginVectorEnv
+from okgin_env.envs.single_agent import SingleAgentEnv
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.game.actions import NUM_ACTIONS
 
 MODULE = "test_agent_output"
 
@@ -209,9 +209,8 @@ def test_play_keeps_a_plug_ins_case_and_lowers_bundled_names():
 
 
 def test_trainer_opponents_are_checked():
-    import torch
-
     import okgin_agents as agents
+    import torch
     from okgin_trainer.pool import Opponents
 
     spec = f"{MODULE}:NoneBot"

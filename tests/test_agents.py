@@ -12,18 +12,18 @@ import copy
 import re
 
 import numpy as np
-import pytest
-
 import okgin_agents as agents
+import pytest
 from okgin_agents.base import check_batch
 from okgin_agents.expert import ExpertAgent
+
 from okgin_env import OBS_SIZE, VectorGame, obs_field
-from okgin_env.actions import KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
-from okgin_env.cards import NUM_CARDS, deck_from, parse_card, parse_cards
-from okgin_env.core import Phase
-from okgin_env.melds import deadwood_after_discard
-from okgin_env.observation import DEADWOOD_SCALE, STOCK_SCALE
-from okgin_env.rules import Rules
+from okgin_env.game.actions import KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from okgin_env.game.cards import NUM_CARDS, deck_from, parse_card, parse_cards
+from okgin_env.game.core import Phase
+from okgin_env.game.melds import deadwood_after_discard
+from okgin_env.game.observation import DEADWOOD_SCALE, STOCK_SCALE
+from okgin_env.game.rules import Rules
 
 BASELINES = list(agents.BASELINES)  #: the bundled bots that need no file, from the registry (okgin_agents)
 NONDEALER, DEALER = 1, 0  # player ids in the scripted deals (dealer = 0)

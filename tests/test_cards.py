@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from okgin_env.cards import (
+from okgin_env.game.cards import (
     CARD_POINTS,
     CARD_RANK,
     CARD_SUIT,
@@ -157,7 +157,7 @@ def test_deck_from_rejects_impossible_deals(args, match):
 
 
 def test_display_form_is_as_printed_and_reads_back():
-    from okgin_env.cards import card_pretty
+    from okgin_env.game.cards import card_pretty
 
     assert [card_pretty(c) for c in (0, 9, 22, 51)] == ["A♠", "10♠", "10♥", "K♣"]
     # the terminal and the web page accept what they print: '10♥' -> '10h'
@@ -166,8 +166,16 @@ def test_display_form_is_as_printed_and_reads_back():
 
 
 def test_action_parts_decodes_every_action_once():
-    from okgin_env.actions import (DRAW_STOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text,
-                                   discard_action, knock_action)
+    from okgin_env.game.actions import (
+        DRAW_STOCK,
+        NUM_ACTIONS,
+        PASS,
+        TAKE_DISCARD,
+        action_parts,
+        action_text,
+        discard_action,
+        knock_action,
+    )
 
     for c in range(52):
         assert action_parts(discard_action(c)) == ("discard", c)

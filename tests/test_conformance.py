@@ -12,18 +12,18 @@ import sys
 import gymnasium
 import numpy as np
 import pytest
+from conftest import ROOT
 from gymnasium.utils.env_checker import check_env
 
-from conftest import ROOT
 import okgin_env
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TERMINAL_ACTION
-from okgin_env.options import ILLEGAL_REWARD
-from okgin_env.shaping import potential
+from okgin_env.envs.options import ILLEGAL_REWARD
+from okgin_env.features.shaping import potential
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TERMINAL_ACTION
 
 ENV_ID = "okgin/OklahomaGin-v0"
-# rgb_array frames come from okgin_env.render_rgb; without that module the checker cannot render them
-HAVE_RGB = importlib.util.find_spec("okgin_env.render_rgb") is not None
+# rgb_array frames come from okgin_env.render.rgb; without that module the checker cannot render them
+HAVE_RGB = importlib.util.find_spec("okgin_env.render.rgb") is not None
 DECKS = [np.random.default_rng(100 + i).permutation(52) for i in range(4)]
 
 CHECK_OPTIONS = [
@@ -318,10 +318,12 @@ def run_example(name: str, *args: str, timeout: int = 600) -> str:
 
 
 @pytest.mark.slow
-def test_sb3_maskable_ppo_example_runs_with_a_tiny_budget():
+def test_sb3_maskable_ppo_example_runs_with_a_tiny_budget(tmp_path):
     pytest.importorskip("sb3_contrib")
-    out = run_example("sb3_maskable_ppo.py", "--total-timesteps", "512", "--n-envs", "2", "--eval-hands", "10")
+    out = run_example("sb3_maskable_ppo.py", "--timesteps", "512", "--n-envs", "2", "--hands", "10",
+                      "--out", str(tmp_path / "model.zip"))
     assert "points/hand (95% CI)" in out and "over 10 hands" in out
+    assert (tmp_path / "model.zip").is_file()
 
 
 @pytest.mark.slow

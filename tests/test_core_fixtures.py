@@ -76,8 +76,8 @@ def vector_game(seed: int, rules: dict, episode: str = "hand", autoreset: bool =
     """Random legal play through ``VectorGame``; ``partial``: every third step moves a random subset
     of the games (``step(games=...)``) into a kept observation buffer; without autoreset, finished
     games are dealt again by ``reset(games=...)``; ``replay``: the first deals are given decks."""
-    from okgin_env.core import VectorGame, random_legal_actions
-    from okgin_env.rules import Rules
+    from okgin_env.game.core import VectorGame, random_legal_actions
+    from okgin_env.game.rules import Rules
 
     game = VectorGame(n, Rules(**rules), episode=episode, autoreset=autoreset, seed=seed)
     rng = np.random.default_rng(seed + 1000)
@@ -112,9 +112,9 @@ def vector_game(seed: int, rules: dict, episode: str = "hand", autoreset: bool =
 def determinized(seed: int, rules: dict, episode: str = "hand") -> str:
     """``determinize``'s worlds of the mover's observations of a seeded game: from a generator,
     from row seeds, and with an opponent-draw prior."""
-    from okgin_env.core import VectorGame, random_legal_actions
-    from okgin_env.determinize import determinize
-    from okgin_env.rules import Rules
+    from okgin_env.features.determinize import determinize
+    from okgin_env.game.core import VectorGame, random_legal_actions
+    from okgin_env.game.rules import Rules
 
     game = VectorGame(12, Rules(**rules), episode=episode, autoreset=True, seed=seed)
     rng = np.random.default_rng(seed)
@@ -135,8 +135,8 @@ def determinized(seed: int, rules: dict, episode: str = "hand") -> str:
 def vector_env(seed: int, opponent: str, steps: int = 120, **options: Any) -> str:
     """The Gymnasium vector env: observations, rewards, flags and every info (final ones included);
     with ``illegal_action="terminate"`` some learner actions are illegal on purpose."""
-    from okgin_env.core import random_legal_actions
-    from okgin_env.vector import OkginVectorEnv
+    from okgin_env.envs.vector import OkginVectorEnv
+    from okgin_env.game.core import random_legal_actions
 
     env = OkginVectorEnv(6, opponent=opponent, **options)
     rng = np.random.default_rng(seed)
@@ -175,8 +175,9 @@ def bots(seed: int, names: tuple[str, str], episode: str = "hand", n: int = 24, 
     """Two bots (agent ids 0 and 1) on seeded deals: the summary an evaluation reports (hands,
     points, wins, gins, undercuts per player) and a hash of every action."""
     import okgin_agents
-    from okgin_env.core import VectorGame
-    from okgin_env.rules import Rules
+
+    from okgin_env.game.core import VectorGame
+    from okgin_env.game.rules import Rules
 
     players = [okgin_agents.make(name, seed=seed + k) for k, name in enumerate(names)]
     game = VectorGame(n, Rules(), episode=episode, autoreset=True, seed=seed)

@@ -1,4 +1,4 @@
-"""The kernel boundary of ``okgin_env.core``: the state record, every output float written, the picker.
+"""The kernel boundary of ``okgin_env.game.core``: the state record, every output float written, the picker.
 
 The kernels take the state as the ``GameState`` record itself (its plain tuple across the Python
 boundary); these tests pin that, that the phases the kernels write are the ``Phase`` enum's, and
@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from okgin_env import core
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import GameState, Phase, VectorGame, random_legal_actions
-from okgin_env.kernels import observe_kernel
-from okgin_env.records import ObserveRequest
-from okgin_env.observation import OBS_SIZE
-from okgin_env.rules import Rules
+from okgin_env.game import core
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import GameState, Phase, VectorGame, random_legal_actions
+from okgin_env.game.kernels import observe_kernel
+from okgin_env.game.observation import OBS_SIZE
+from okgin_env.game.records import ObserveRequest
+from okgin_env.game.rules import Rules
 
 
 def test_the_state_record_is_the_game_state():

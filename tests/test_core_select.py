@@ -3,12 +3,11 @@ or are dealt anew; the others keep their state (the vector env's learner/opponen
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 from okgin_env import VectorGame, random_legal_actions
-from okgin_env.actions import PASS, TAKE_DISCARD
+from okgin_env.game.actions import PASS, TAKE_DISCARD
 
 
 def state_row(game: VectorGame, i: int) -> dict[str, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Cross-check the fast engine against the brute-force reference (``okgin_env.reference``).
+"""Cross-check the fast engine against the brute-force reference (``okgin_env.testing.reference``).
 
 Two parts:
 
@@ -28,12 +28,13 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from okgin_env import melds
-from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, action_text
-from okgin_env.cards import NUM_CARDS, NUM_RANKS, format_cards, mask_of
-from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_FIELDS, obs_field
-from okgin_env.reference import (
+from okgin_env.game import melds
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, action_text
+from okgin_env.game.cards import NUM_CARDS, NUM_RANKS, format_cards, mask_of
+from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_FIELDS, obs_field
+from okgin_env.game.rules import Rules
+from okgin_env.testing.reference import (
     Phase,
     ReferenceGame,
     defender_deadwood,
@@ -44,7 +45,6 @@ from okgin_env.reference import (
     reference_deadwood_after_discard,
     reference_showdown,
 )
-from okgin_env.rules import Rules
 
 
 # ---------------------------------------------------------------------------------------

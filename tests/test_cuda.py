@@ -15,10 +15,10 @@ import os
 import numpy as np
 import pytest
 import torch
-
 from conftest import TINY_TRAIN
 from okgin_agents.ppo import load_checkpoint, load_ppo_agent
-from okgin_env.core import VectorGame
+
+from okgin_env.game.core import VectorGame
 
 DEVICE = os.environ.get("OKGIN_TEST_DEVICE", "cuda")
 
@@ -66,8 +66,9 @@ def test_tiny_training_resume_and_evaluation(tmp_path):
     assert out.legal_action_mask[np.arange(256), act_d].all()
     assert (act_d == act_c).mean() >= 0.99
 
-    from okgin.evaluate import play_match
     from okgin_agents import make
+
+    from okgin.evaluate import play_match
 
     r = play_match(on_device, make("random", seed=1), 64, seed=0)  # a 3-update agent may never knock: no sign check
     assert r.hands == 64 and r.wins_a + r.wins_b + r.voids == 64

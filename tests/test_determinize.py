@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from okgin_env import melds
-from okgin_env.core import Phase, VectorGame, check_state, random_legal_actions
-from okgin_env.determinize import determinize
-from okgin_env.observation import OBS_FIELDS
-from okgin_env.rules import Rules
+from okgin_env.features.determinize import determinize
+from okgin_env.game import melds
+from okgin_env.game.core import Phase, VectorGame, check_state, random_legal_actions
+from okgin_env.game.observation import OBS_FIELDS
+from okgin_env.game.rules import Rules
 
 WORLDS = 3
 

@@ -108,7 +108,7 @@ def load_records(folder: Path = FIGURES) -> dict[str, dict]:
     """Every record, by name, each checked for the fields that say how it was measured."""
     records = {}
     for path in sorted(folder.glob("*.json")):
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys(path.name))
         missing = [f for f in RECORD_FIELDS if not record.get(f)]
         assert not missing, f"{path.name}: missing {missing} (a record needs {list(RECORD_FIELDS)})"
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", record["date"]), f"{path.name}: date {record['date']!r} is not YYYY-MM-DD"
@@ -118,6 +118,16 @@ def load_records(folder: Path = FIGURES) -> dict[str, dict]:
             assert ok, f"{path.name}: figure {key!r} must be a string or a list of rows of strings"
         records[path.stem] = record
     return records
+
+
+def _unique_keys(name: str):
+    """A json object_pairs_hook that refuses a key given twice (json.loads would keep the last value silently)."""
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        keys = [k for k, _ in pairs]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        assert not twice, f"{name}: key(s) {twice} given twice: one key, one value"
+        return dict(pairs)
+    return hook
 
 
 def figure_problems(root: Path = ROOT, folder: Path = FIGURES) -> list[str]:
@@ -236,7 +246,7 @@ def _layout_table(page: str, heading: str) -> dict[str, tuple[int, int]]:
 
 def test_the_observation_and_state_tables_match_the_code():
     from okgin_env import OBS_FIELDS, OBS_SIZE
-    from okgin_env.aec import STATE_FIELDS, STATE_SIZE
+    from okgin_env.envs.aec import STATE_FIELDS, STATE_SIZE
 
     for heading, fields, size in (("## Observation", OBS_FIELDS, OBS_SIZE), ("### The state vector", STATE_FIELDS, STATE_SIZE)):
         shown = _layout_table("environments.md", heading)
@@ -343,3 +353,172 @@ def test_no_private_jargon_outside_history_and_experiments():
             for m in JARGON.finditer(line):
                 found.append(f"{rel}:{i}: {m.group(0)!r} in {line.strip()[:80]!r}")
     assert not found, "\n".join(found)
+
+
+def test_a_record_key_given_twice_is_an_error(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE, VALUES)
+    path = root / "docs" / "figures" / "rec.json"
+    path.write_text(path.read_text().replace('"a": ', '"a": "+9.99", "a": '), encoding="utf-8")
+    with pytest.raises(AssertionError, match=r"key\(s\) \['a'\] given twice"):
+        load_records(root / "docs" / "figures")
+
+
+# ----------------------------------------------------------------- figures shown without a record
+
+#: pages of dated measurements (what earlier versions gave, research that did not ship) and the convention's
+#: own examples: each figure there carries its date or commit instead of a record
+DATED = {"docs/history.md", "docs/experiments.md", "docs/figures/README.md"}
+#: text that reads as a measured figure: a signed result, an interval, a rate, a duration, a speed-up,
+#: thousands, a rate to three places, a measured share
+FIGURE_LIKE = re.compile(r"""(?x)
+    (?<![\w.])[+-]\d+\.\d+(?![\w.])
+  | \[\s*[+-]?\d+(?:\.\d+)?,\s*[+-]?\d+(?:\.\d+)?\s*\]
+  | \d[\d,.]*\s*[kM]?\s*(?:env\ |learner\ )?(?:steps|decisions|games|hands|moves|frames)\s*(?:/\s*s\b|per\ second)
+  | (?<![\w.-])\d+(?:\.\d+)?\ (?:ms|s|h)\b
+  | (?<![\w.-])\d+(?:\.\d+)?\s?(?:seconds|minutes|min|hours)\b
+  | (?<![\w.])\d+(?:\.\d+)?x\b
+  | (?<![\w.])\d+(?:\.\d+)?\s?k\b
+  | (?<![\w.])0\.\d{3}\b
+  | \d+\.\d+\s?%
+""")
+CODE_SPAN = re.compile(r"`[^`]*`")
+
+
+def _module_docstring(path: Path) -> tuple[str, int]:
+    """An example's docstring and the line it starts on (an example's figures are in its docstring)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree, clean=False) or ""
+    return doc, (tree.body[0].lineno if doc else 1)
+
+
+def unrecorded_figures(path: Path, root: Path = ROOT, folder: Path = FIGURES) -> list[str]:
+    """Each figure-like text on a page that no record backs, as one line.
+
+    A figure is backed when it is shown with the record markers (an inline link or a block under
+    ``<!-- figure: ... -->``). In an example's docstring, where no link renders, a figure may instead be
+    quoted verbatim from a record the docstring names (``docs/figures/NAME.json``)."""
+    rel = path.relative_to(root).as_posix()
+    if path.suffix == ".py":
+        text, first = _module_docstring(path)
+        named = [folder / f"{n}.json" for n in re.findall(r"figures/([\w.-]+)\.json", text)]
+        backing = " ".join(json.dumps(json.loads(p.read_text(encoding="utf-8")), ensure_ascii=False)
+                           for p in named if p.exists())
+    else:
+        text, first, backing = path.read_text(encoding="utf-8"), 1, ""
+    marked = {s.line for s in shown_figures(path, root) if "<!-- figure:" in text.split("\n")[s.line - 1]} \
+        if path.suffix != ".py" else set()
+    lines, found, skip = text.split("\n"), [], False
+    for i, line in enumerate(lines):
+        if i + 1 in marked:  # the table or fenced block under a marker is the record's
+            skip = True
+            continue
+        if skip:
+            if not line.strip() or line.lstrip().startswith("|"):
+                if line.strip() or (i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|")):
+                    continue
+            fence = re.match(r"\s*(`{3,}|~{3,})", line)
+            if fence and skip is True:
+                skip = fence.group(1)
+                continue
+            if isinstance(skip, str):
+                if line.strip() == skip:
+                    skip = False
+                continue
+            skip = False
+        bare = CODE_SPAN.sub("", INLINE.sub("", line))
+        for m in FIGURE_LIKE.finditer(bare):
+            if backing and m.group(0) in backing:
+                continue
+            found.append(f"{rel}:{first + i}: {m.group(0)!r} has no record: {line.strip()[:90]!r}")
+    return found
+
+
+def test_every_figure_on_a_user_page_comes_from_a_record():
+    """Measured-looking text (results, intervals, rates, times, speed-ups) on any page outside the dated
+    history must be a marked figure of a record: docs/figures/README.md says how."""
+    found = [f for page in pages() if page.relative_to(ROOT).as_posix() not in DATED for f in unrecorded_figures(page)]
+    assert not found, f"{len(found)} figure(s) without a record:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("It beats simple by +1.62 points per hand.", "'+1.62'"),
+    ("win rate 0.572 [0.550, 0.594]", "'0.572'"),
+    ("the vector env steps 192k learner decisions/s", "'192k learner decisions/s'"),
+    ("about 0.6 ms a frame", "'0.6 ms'"),
+    ("it ran 4.5x faster", "'4.5x'"),
+    ("the first start takes 126 s", "'126 s'"),
+    ("```\nhuman  simple  10  0.036 [0.003, 0.326]\n```", "'0.036'"),
+])
+def test_the_unrecorded_figure_check_flags_measurements(tmp_path, text, flagged):
+    root = _tiny_repo(tmp_path, PAGE + "\n" + text + "\n", VALUES)
+    found = unrecorded_figures(root / "docs" / "page.md", root, root / "docs" / "figures")
+    assert any(flagged in f for f in found), found
+
+
+def test_the_unrecorded_figure_check_passes_marked_figures_code_and_rules(tmp_path):
+    text = ("Cards: `7h`, `k 8s`; `--scale 0.001`; a 256x256 MLP; knock limit 10, gin bonus 25; deal 1024 games;\n"
+            "seed 0 and 20,000 hands; `python train.py --set learning_rate=3e-5`.\n")
+    root = _tiny_repo(tmp_path, PAGE + "\n" + text, VALUES)
+    assert unrecorded_figures(root / "docs" / "page.md", root, root / "docs" / "figures") == []
+
+
+def test_an_example_may_quote_the_record_it_names(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE, VALUES)
+    (root / "examples").mkdir()
+    ok = root / "examples" / "ok.py"
+    ok.write_text('"""Expected: +1.50 [+1.00, +2.00] (record: docs/figures/rec.json)."""\n', encoding="utf-8")
+    assert unrecorded_figures(ok, root, root / "docs" / "figures") == []
+    bad = root / "examples" / "bad.py"
+    bad.write_text('"""Expected: +1.5 [+1.0, +2.0] (record: docs/figures/rec.json)."""\n', encoding="utf-8")
+    assert len(unrecorded_figures(bad, root, root / "docs" / "figures")) == 2
+
+
+# ----------------------------------------------------------------- install commands and versions
+
+#: an extra installed by the package's name: okgin is not on any registry, the README installs from a checkout
+REGISTRY_EXTRA = re.compile(r"""pip3?\s+install\s+(?:-[\w-]+\s+)*["']?okgin\[""")
+
+
+def install_problems(root: Path = ROOT) -> list[str]:
+    """Each ``pip install "okgin[...]"`` a user can read (pages, examples, messages of the programs and tests)."""
+    files = [*pages(root), *sorted((root / "okgin").glob("*.py")), *sorted((root / "agents").rglob("*.py")),
+             *sorted((root / "trainer").rglob("*.py")), *sorted((root / "tests").rglob("*.py")),
+             root / "pyproject.toml", root / ".ci" / "run"]
+    found = []
+    for path in (p for p in files if p.exists()):
+        for i, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if REGISTRY_EXTRA.search(line) and "REGISTRY_EXTRA" not in line:
+                found.append(f"{path.relative_to(root).as_posix()}:{i}: {line.strip()[:100]}")
+    return found
+
+
+def test_extras_are_installed_from_the_checkout_as_the_readme_does():
+    found = install_problems()
+    assert not found, ("okgin is not published on a package registry: install an extra from the checkout, "
+                       "pip install -e \".[video]\":\n" + "\n".join(found))
+
+
+def test_the_install_check_fails_on_a_registry_name(tmp_path):
+    root = _tiny_repo(tmp_path, PAGE + '\nInstall it: `pip install "okgin[video]"`.\n', VALUES)
+    assert any("page.md" in f for f in install_problems(root))
+    root = _tiny_repo(tmp_path / "b", PAGE + '\nInstall it: `pip install -e ".[video]"`.\n', VALUES)
+    assert install_problems(root) == []
+
+
+def test_the_citation_readme_and_bibtex_carry_the_package_version():
+    import yaml
+
+    version = _toml().loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert str(citation["preferred-citation"]["version"]) == version, "CITATION.cff preferred-citation version"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"Version {version}" in readme, f"README.md should say 'Version {version}'"
+    bibtex = re.search(r"```bibtex\n(.*?)```", readme, re.S)
+    assert bibtex, "README.md has no ```bibtex block"
+    assert f"version = {{{version}}}" in bibtex.group(1), f"the README's BibTeX should give version = {{{version}}}"
+    if ".dev" in version:  # unreleased: the changelog must say so where it lists the version
+        heading = next(line for line in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("\n")
+                       if line.startswith(f"## {version} "))
+        assert "unreleased" in heading, f"CHANGELOG.md's '## {version}' heading should say it is unreleased"

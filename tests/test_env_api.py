@@ -18,12 +18,11 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import okgin_env
 from okgin_env import OBS_SIZE, VectorGame, obs_field
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, knock_action
-from okgin_env.aec import STATE_FIELDS, STATE_SIZE, EnvConfig
-from okgin_env.cards import card_text, cards_of, deck_from, parse_card
-from okgin_env.render import describe_hand
-from okgin_env.rules import Rules
-
+from okgin_env.envs.aec import STATE_FIELDS, STATE_SIZE, EnvConfig
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, knock_action
+from okgin_env.game.cards import card_text, cards_of, deck_from, parse_card
+from okgin_env.game.rules import Rules
+from okgin_env.render.text import describe_hand
 
 # Player 0 (non-dealer) takes the upcard 7h onto 5-6h and knocks with Kc: A-2-3s 5-6-7h 9-9-9
 # and 2d, K = 2. The dealer's junk (no 4s 4h 8h 9h: nothing lays off) has D = 68: 66 points.

@@ -9,12 +9,12 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
-
-from conftest import ROOT
 import okgin_agents as agents
+import pytest
+from conftest import ROOT
+
 from okgin import evaluate
-from okgin_env.rules import Rules
+from okgin_env.game.rules import Rules
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

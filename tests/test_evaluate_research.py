@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
-
-from conftest import ROOT
 import okgin_agents as agents
-from okgin import evaluate
+import pytest
+from conftest import ROOT
 from okgin_trainer import stats
+
+from okgin import evaluate
 
 TIMING = ("seconds", "hands_per_s", "cpu_seconds")
 
@@ -212,7 +212,7 @@ def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
         evaluate.main(["--agents", "simple", "random", "--hands", "10", "--plot", str(tmp_path / "x.png")])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert "pip install 'okgin[plot]'" in err and "Traceback" not in err
+    assert "pip install -e '.[plot]'" in err and "Traceback" not in err
     assert not (tmp_path / "x.png").exists()
 
 

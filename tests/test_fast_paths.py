@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from pettingzoo.utils import wrappers
 
-from okgin_env.aec import env as make_env
-from okgin_env.aec import raw_env
-from okgin_env.core import VectorGame, random_legal_actions
+from okgin_env.envs.aec import env as make_env
+from okgin_env.envs.aec import raw_env
+from okgin_env.game.core import VectorGame, random_legal_actions
 
 
 def _snapshot(out) -> tuple:

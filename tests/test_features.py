@@ -1,4 +1,4 @@
-"""The learner features (okgin_env.features) and the envs' ``features=`` option.
+"""The learner features (okgin_env.features.learner) and the envs' ``features=`` option.
 
 The features moved from okgin_agents into okgin_env (issue 25, item 7): the shipped checkpoint
 must read the same bits as before, and a learner on any env must get exactly what okgin's own
@@ -15,18 +15,34 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from okgin_env import row_kernels as k
-from okgin_env.aec import raw_env
-from okgin_env.cards import parse_cards
-from okgin_env.core import VectorGame, random_legal_actions
-from okgin_env.features import (FEATURES, FEATURES_PARAMS, MELD_FEATURES, MELD_FIELDS, NUM_OUTS_FIELDS,
-                                OUTS_FEATURES, OUTS_FIELDS, TableReading, TableView, can_meld, discard_outs, input_size,
-                                learner_input, meld_features, outs, outs_features, read_table)
-from okgin_env.observation import OBS_FIELDS, OBS_SIZE
-from okgin_env.options import observation_box
-from okgin_env.rules import Rules
-from okgin_env.single_agent import SingleAgentEnv
-from okgin_env.vector import OkginVectorEnv
+from okgin_env.features import rows as k
+from okgin_env.envs.aec import raw_env
+from okgin_env.envs.options import observation_box
+from okgin_env.envs.single_agent import SingleAgentEnv
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.features.learner import (
+    FEATURES,
+    FEATURES_PARAMS,
+    MELD_FEATURES,
+    MELD_FIELDS,
+    NUM_OUTS_FIELDS,
+    OUTS_FEATURES,
+    OUTS_FIELDS,
+    TableReading,
+    TableView,
+    can_meld,
+    discard_outs,
+    input_size,
+    learner_input,
+    meld_features,
+    outs,
+    outs_features,
+    read_table,
+)
+from okgin_env.game.cards import parse_cards
+from okgin_env.game.core import VectorGame, random_legal_actions
+from okgin_env.game.observation import OBS_FIELDS, OBS_SIZE
+from okgin_env.game.rules import Rules
 
 FIXTURE = ROOT / "tests" / "data" / "features_v1.npz"
 
@@ -147,8 +163,8 @@ def test_discard_outs_in_one_pass_equal_the_outs_of_each_discard():
 def test_a_card_that_cannot_meld_adds_its_points_exactly():
     """``can_meld`` is False only for a card with no two meld partners in the hand: then it is
     deadwood in every arrangement, and the outs count it without a meld search."""
-    from okgin_env import melds
-    from okgin_env.cards import CARD_POINTS
+    from okgin_env.game import melds
+    from okgin_env.game.cards import CARD_POINTS
 
     rng = np.random.default_rng(5)
     ms, work = np.empty(4, np.int64), np.empty(8, np.int64)
@@ -296,8 +312,8 @@ def test_a_bad_features_option_is_a_one_line_error():
 
 
 def test_the_env_package_imports_neither_agents_nor_torch():
-    code = ("import sys, numpy as np, okgin_env, okgin_env.features, okgin_env.vector, okgin_env.aec\n"
-            "e = okgin_env.vector.OkginVectorEnv(4, opponent='random', features='outs'); e.reset(seed=0)\n"
+    code = ("import sys, numpy as np, okgin_env, okgin_env.features.learner, okgin_env.envs.vector, okgin_env.envs.aec\n"
+            "e = okgin_env.envs.vector.OkginVectorEnv(4, opponent='random', features='outs'); e.reset(seed=0)\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('okgin_agents', 'torch', 'okgin_trainer')]\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -306,7 +322,7 @@ def test_the_env_package_imports_neither_agents_nor_torch():
 def test_sb3_vec_env_passes_the_features_through():
     """``OkginSB3VecEnv(..., features="outs")``: observations and terminal observations carry them."""
     pytest.importorskip("stable_baselines3")
-    from okgin_env.sb3 import OkginSB3VecEnv
+    from okgin_env.envs.sb3 import OkginSB3VecEnv
 
     env = OkginSB3VecEnv(num_envs=4, opponent="random", features="outs")
     assert env.observation_space.shape == (861,)
@@ -323,11 +339,12 @@ def test_sb3_vec_env_passes_the_features_through():
 
 
 @pytest.mark.slow
-def test_sb3_example_trains_on_the_outs_features():
+def test_sb3_example_trains_on_the_outs_features(tmp_path):
     pytest.importorskip("sb3_contrib")
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "sb3_maskable_ppo.py"), "--total-timesteps", "512",
-                           "--n-envs", "2", "--eval-hands", "10", "--features", "outs"],
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "sb3_maskable_ppo.py"), "--timesteps", "512",
+                           "--n-envs", "2", "--hands", "10", "--features", "outs",
+                           "--out", str(tmp_path / "model.zip")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "features=outs" in done.stdout and done.stdout.count("points/hand (95% CI)") == 2

@@ -16,8 +16,8 @@ from gymnasium.vector import AutoresetMode
 
 import okgin_env
 from okgin_env import SingleAgentEnv, random_legal_actions
-from okgin_env.actions import NUM_ACTIONS, TERMINAL_ACTION
-from okgin_env.vector import OkginVectorEnv
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.game.actions import NUM_ACTIONS, TERMINAL_ACTION
 
 MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 HAND_RESULT_INTS = ("knocker", "winner", "dealer", "knock_limit", "game_winner", "knock_card", "upcard")
@@ -235,7 +235,7 @@ def test_single_env_terminal_mask_agrees_everywhere():
 
 def test_sb3_terminal_observation_mask():
     pytest.importorskip("stable_baselines3")
-    from okgin_env.sb3 import OkginSB3VecEnv
+    from okgin_env.envs.sb3 import OkginSB3VecEnv
 
     env = OkginSB3VecEnv(num_envs=4, opponent="random", obs_format="dict")
     env.seed(2)
@@ -292,7 +292,7 @@ def test_vector_env_outside_the_space_raises(bad, illegal_action):
 
 def test_vector_env_outside_the_space_raises_through_gymnasium_and_sb3():
     pytest.importorskip("stable_baselines3")
-    from okgin_env.sb3 import OkginSB3VecEnv
+    from okgin_env.envs.sb3 import OkginSB3VecEnv
 
     envs = gym.make_vec("okgin/OklahomaGin-v0", num_envs=3, vectorization_mode="vector_entry_point")
     envs.reset(seed=0)

@@ -16,12 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from conftest import ROOT
 
 COMMANDS = ("okgin-train", "okgin-evaluate", "okgin-play")

@@ -1,10 +1,10 @@
 """One kernel convention across the env: named records, one module of constants, public names.
 
-The kernels (``okgin_env.kernels``, ``okgin_env.vector_kernels``, ``okgin_env.determinize``) take
-named records (``okgin_env.records``, ``okgin_env.rules.RuleParams``, the vector env's own) and
+The kernels (``okgin_env.game.kernels``, ``okgin_env.envs.vector_kernels``, ``okgin_env.features.determinize``) take
+named records (``okgin_env.game.records``, ``okgin_env.game.rules.RuleParams``, the vector env's own) and
 read every field by name: no group of index constants is left to keep in order. What one module
 shares with another is public; the phases and the game's fixed numbers come from
-``okgin_env.constants``; the vector env and the search reach the game through ``VectorGame``'s
+``okgin_env.game.constants``; the vector env and the search reach the game through ``VectorGame``'s
 public surface. These tests pin each of those.
 """
 
@@ -17,12 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from okgin_env import constants, core, reference, vector_kernels
-from okgin_env.core import HandResult, VectorGame, random_legal_actions
-from okgin_env.records import Core, GameState
-from okgin_env.rules import RuleParams, Rules
-from okgin_env.observation import OBS_FIELDS, STOCK_SCALE
-from okgin_env.vector import OkginVectorEnv
+from okgin_env.envs import vector_kernels
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.game import constants, core
+from okgin_env.game.core import HandResult, VectorGame, random_legal_actions
+from okgin_env.game.observation import OBS_FIELDS, STOCK_SCALE
+from okgin_env.game.records import Core, GameState
+from okgin_env.game.rules import RuleParams, Rules
+from okgin_env.testing import reference
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,9 +43,9 @@ def test_the_observation_layout_uses_the_constants():
 
 # module-level names that would make a group of index constants (RP_KNOCK_LIMIT, OUT_FLAGS, ...)
 _INDEX_GROUP = re.compile(r"^(ST|RP|RB|RI|RC|RES|OUT|F|LOG|RW|SP|OP|E|EV)_[A-Z][A-Z_]*$")
-KERNEL_MODULES = ("okgin_env/core.py", "okgin_env/kernels.py", "okgin_env/records.py", "okgin_env/vector_kernels.py",
-                  "okgin_env/determinize.py", "okgin_env/row_kernels.py", "okgin_env/features.py", "okgin_env/melds.py",
-                  "okgin_env/constants.py", "okgin_env/rules.py", "agents/kernels.py")
+KERNEL_MODULES = ("okgin_env/game/core.py", "okgin_env/game/kernels.py", "okgin_env/game/records.py", "okgin_env/envs/vector_kernels.py",
+                  "okgin_env/features/determinize.py", "okgin_env/features/rows.py", "okgin_env/features/learner.py", "okgin_env/game/melds.py",
+                  "okgin_env/game/constants.py", "okgin_env/game/rules.py", "agents/kernels.py")
 
 
 def _assigned_names(path: Path) -> list[str]:
@@ -165,7 +167,7 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", ["okgin_env/vector.py", "agents/search.py", *KERNEL_MODULES])
+@pytest.mark.parametrize("path", ["okgin_env/envs/vector.py", "agents/search.py", *KERNEL_MODULES])
 def test_no_private_names_of_other_modules(path):
     assert _private_uses(ROOT / path) == []
 

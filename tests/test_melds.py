@@ -3,7 +3,7 @@ rule-option validation (the card helpers are in ``test_cards.py``).
 
 Every expected number below was worked out by hand from docs/RULES.md; the comment next to
 each row shows the arrangement. A small brute-force oracle written here (independent of
-``okgin_env.melds`` and ``okgin_env.reference``) cross-checks the numba kernels on
+``okgin_env.game.melds`` and ``okgin_env.testing.reference``) cross-checks the numba kernels on
 random hands.
 """
 
@@ -14,8 +14,8 @@ from itertools import combinations, product
 import numpy as np
 import pytest
 
-from okgin_env import melds
-from okgin_env.cards import (
+from okgin_env.game import melds
+from okgin_env.game.cards import (
     CARD_POINTS,
     CARD_RANK,
     CARD_SUIT,
@@ -28,7 +28,7 @@ from okgin_env.cards import (
     parse_card,
     parse_cards,
 )
-from okgin_env.rules import Rules
+from okgin_env.game.rules import Rules
 
 NOT_HELD = melds.DEADWOOD_NOT_HELD
 

@@ -13,7 +13,6 @@ import sys
 
 import pytest
 import torch
-
 from conftest import ROOT, TINY_TRAIN
 from okgin_agents.ppo import load_checkpoint
 

@@ -15,15 +15,15 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
-
-from conftest import ROOT
 import okgin_agents as agents
+import pytest
+from conftest import ROOT
+
 from okgin import play
-from okgin_env.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
-from okgin_env.cards import NUM_CARDS, card_text
-from okgin_env.render import hand_result_info, score_line
-from okgin_env.rules import Rules
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
+from okgin_env.game.cards import NUM_CARDS, card_text
+from okgin_env.game.rules import Rules
+from okgin_env.render.text import hand_result_info, score_line
 
 OPPONENT = "simple"
 NAMES = ("You", OPPONENT)

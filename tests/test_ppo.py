@@ -7,16 +7,24 @@ import math
 import numpy as np
 import pytest
 import torch
+from okgin_agents.ppo import (
+    ActorCritic,
+    PPOAgent,
+    export_checkpoint,
+    load_checkpoint,
+    load_ppo_agent,
+    masked_entropy,
+    masked_log_probs,
+    save_checkpoint,
+)
+from okgin_trainer import bc, config
+from okgin_trainer.storage import Decisions
 
 from okgin import train
-from okgin_trainer.storage import Decisions
-from okgin_agents.ppo import (ActorCritic, PPOAgent, export_checkpoint, load_checkpoint, load_ppo_agent,
-                              masked_entropy, masked_log_probs, save_checkpoint)
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame, random_legal_actions
-from okgin_env.observation import OBS_FIELDS, OBS_SIZE, OBS_VERSION
-from okgin_env.rules import Rules
-from okgin_trainer import bc, config
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import VectorGame, random_legal_actions
+from okgin_env.game.observation import OBS_FIELDS, OBS_SIZE, OBS_VERSION
+from okgin_env.game.rules import Rules
 
 
 def legal_batch(n: int = 64, seed: int = 0):
@@ -319,8 +327,9 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
 def test_meld_features_read_the_hand_like_a_player():
     """Own hand As 2s 3s (a run) 7h 7d (a pair) Kc ...; the top discard 7c would make a set."""
     from okgin_agents.ppo import MELD_FEATURES, meld_features, network_input
-    from okgin_env.cards import parse_cards
-    from okgin_env.observation import OBS_FIELDS
+
+    from okgin_env.game.cards import parse_cards
+    from okgin_env.game.observation import OBS_FIELDS
     obs = np.zeros((1, OBS_SIZE), np.float32)
     hand = parse_cards("As 2s 3s 7h 7d Kc Qd 9h 5c Jd")
     obs[0, OBS_FIELDS["own_hand"].start + np.array(hand)] = 1
@@ -421,9 +430,10 @@ def test_init_from_may_widen_the_hidden_layers_and_keeps_the_policy_and_value():
 
 
 def test_privileged_inputs_are_the_opponents_hand_and_the_stock_order():
-    from okgin_env.actions import DRAW_STOCK
-    from okgin_env.cards import CARD_POINTS
     from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
+
+    from okgin_env.game.actions import DRAW_STOCK
+    from okgin_env.game.cards import CARD_POINTS
     game = VectorGame(64, seed=11)
     out = game.reset()
     rng = np.random.default_rng(1)

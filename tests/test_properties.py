@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS
-from okgin_env.cards import NUM_CARDS
-from okgin_env.core import VectorGame
-from okgin_env.reference import ReferenceGame
-from okgin_env.rules import NEXT_DEALER_CHOICES, Rules
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.rules import NEXT_DEALER_CHOICES, Rules
+from okgin_env.testing.reference import ReferenceGame
 
 NUM_GAMES = 4
 MAX_STEPS = 600

@@ -13,7 +13,6 @@ import sys
 import numpy as np
 import pytest
 import yaml
-
 from okgin_trainer import recipe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,7 +149,8 @@ def test_the_shipped_recipe_runs_end_to_end_at_a_tiny_scale_and_its_result_plays
     assert load_checkpoint(os.path.join(out, "stage2", "checkpoint.pt"))["args"]["init_from"].endswith("stage1/best.pt")
 
     import okgin_agents
-    from okgin_env.core import VectorGame
+
+    from okgin_env.game.core import VectorGame
     agent = okgin_agents.make("ppo:" + result, seed=0)
     game = VectorGame(8, seed=3, autoreset=True)
     step = game.reset()
@@ -231,8 +231,9 @@ def test_every_config_starts_from_files_a_fresh_clone_has():
 @pytest.mark.parametrize("config", [os.path.basename(c) for c in CONFIGS])
 def test_every_config_starts_on_a_fresh_clone(config, tmp_path, monkeypatch):
     """Each config as it stands (no init_from given) trains one tiny update from the repository root."""
-    from okgin import train
     from okgin_agents.ppo import load_checkpoint
+
+    from okgin import train
     monkeypatch.chdir(ROOT)
     result = train.main(["--config", os.path.join("configs", config), "--set", f"run_dir={tmp_path}",
                          "--set", "num_envs=16", "--set", "num_steps=8", "--set", "total_timesteps=128",

@@ -1,4 +1,4 @@
-"""Worked examples for the brute-force reference (``okgin_env.reference``).
+"""Worked examples for the brute-force reference (``okgin_env.testing.reference``).
 
 The reference is what the fast engine is cross-checked against, so its meld,
 deadwood and showdown logic is pinned down here on hands worked out by hand. Its game
@@ -9,10 +9,12 @@ with the fast engine) and, below, on what only the reference can do.
 from __future__ import annotations
 
 import pytest
+from scenarios import GIN_DEAL, UNDERCUT3
 
-from okgin_env.actions import DRAW_STOCK, PASS, TAKE_DISCARD, knock_action
-from okgin_env.cards import deck_from, parse_card, parse_cards
-from okgin_env.reference import (
+from okgin_env.game.actions import DRAW_STOCK, PASS, TAKE_DISCARD, knock_action
+from okgin_env.game.cards import deck_from, parse_card, parse_cards
+from okgin_env.game.rules import Rules
+from okgin_env.testing.reference import (
     ReferenceGame,
     arrangements,
     melds_in,
@@ -21,8 +23,6 @@ from okgin_env.reference import (
     reference_deadwood_after_discard,
     reference_showdown,
 )
-from okgin_env.rules import Rules
-from scenarios import GIN_DEAL, UNDERCUT3
 
 
 def C(text: str) -> list[int]:

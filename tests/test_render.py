@@ -11,11 +11,19 @@ import pytest
 
 import okgin_env
 from okgin_env import SingleAgentEnv, VectorGame
-from okgin_env.actions import DRAW_STOCK, PASS, TAKE_DISCARD, discard_action, knock_action
-from okgin_env.cards import deck_from, parse_card
-from okgin_env.render import (LastAction, card_str, hand_result_info, knock_limit_words, record_action,
-                              render_hand_result, render_player_view, score_line)
-from okgin_env.rules import Rules
+from okgin_env.game.actions import DRAW_STOCK, PASS, TAKE_DISCARD, discard_action, knock_action
+from okgin_env.game.cards import deck_from, parse_card
+from okgin_env.game.rules import Rules
+from okgin_env.render.text import (
+    LastAction,
+    card_str,
+    hand_result_info,
+    knock_limit_words,
+    record_action,
+    render_hand_result,
+    render_player_view,
+    score_line,
+)
 
 KNOCKER = "As 2s 3s 4h 5h 6h 9c 9d 9s Kc"
 JUNK = "Kh Qd Js Tc 8d 6s 5c 4d 3c 2h"

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 from test_render import JUNK, KNOCKER, play
 
-from okgin_env.aec import env as make_env
-from okgin_env.aec import raw_env
-from okgin_env.actions import DRAW_STOCK, PASS, TAKE_DISCARD, knock_action
-from okgin_env.cards import NUM_CARDS, deck_from, parse_card, parse_cards
-from okgin_env.render import hand_result_info
-from okgin_env.render_rgb import (CARD_H, CARD_W, FONT, GLYPH_H, HEIGHT, WIDTH, card_face, render_rgb,
-                                  text_mask)
+from okgin_env.envs.aec import env as make_env
+from okgin_env.envs.aec import raw_env
+from okgin_env.game.actions import DRAW_STOCK, PASS, TAKE_DISCARD, knock_action
+from okgin_env.game.cards import NUM_CARDS, deck_from, parse_card, parse_cards
+from okgin_env.render.rgb import CARD_H, CARD_W, FONT, GLYPH_H, HEIGHT, WIDTH, card_face, render_rgb, text_mask
+from okgin_env.render.text import hand_result_info
 
 HAND_X, HAND_Y = 10, 50  # where the hand row starts
 STEP, GROUP_GAP = CARD_W + 4, 14

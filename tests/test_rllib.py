@@ -14,8 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.integrations
 
-ray = pytest.importorskip("ray", reason="RLlib is not installed (pip install 'okgin[integrations]')")
-pytest.importorskip("ray.rllib", reason="RLlib is not installed (pip install 'okgin[integrations]')")
+ray = pytest.importorskip("ray", reason="RLlib is not installed (pip install -e '.[integrations]' in the checkout)")
+pytest.importorskip("ray.rllib", reason="RLlib is not installed (pip install -e '.[integrations]' in the checkout)")
 pytest.importorskip("torch", reason="RLlib's torch modules need torch")
 
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv

@@ -11,17 +11,17 @@ import re
 
 import numpy as np
 import pytest
-
 from engines import VectorTable
-from okgin_env import VectorGame
-from okgin_env import melds
-from okgin_env.actions import DRAW_STOCK as DRAW
-from okgin_env.actions import NUM_ACTIONS, PASS
-from okgin_env.actions import TAKE_DISCARD as TAKE
-from okgin_env.cards import card_text, deck_from
-from okgin_env.core import Phase
-from okgin_env.rules import Rules
 from scenarios import JUNK, KNOCK_WIN, KNOCKER, knock
+
+from okgin_env import VectorGame
+from okgin_env.game import melds
+from okgin_env.game.actions import DRAW_STOCK as DRAW
+from okgin_env.game.actions import NUM_ACTIONS, PASS
+from okgin_env.game.actions import TAKE_DISCARD as TAKE
+from okgin_env.game.cards import card_text, deck_from
+from okgin_env.game.core import Phase
+from okgin_env.game.rules import Rules
 
 
 def test_deck_may_be_given_as_card_texts():

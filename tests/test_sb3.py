@@ -1,4 +1,4 @@
-"""The Stable-Baselines3 VecEnv adapter (``okgin_env.sb3``): SB3's conventions, checked against
+"""The Stable-Baselines3 VecEnv adapter (``okgin_env.envs.sb3``): SB3's conventions, checked against
 SB3's own DummyVecEnv over SingleAgentEnv, and sb3-contrib's MaskablePPO training on it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.vec_env import DummyVecEnv, VecCheckNan, VecMonitor  # noqa: E402
 
 from okgin_env import SingleAgentEnv, random_legal_actions  # noqa: E402
-from okgin_env.sb3 import OkginSB3VecEnv  # noqa: E402
-from okgin_env.vector import OkginVectorEnv  # noqa: E402
+from okgin_env.envs.sb3 import OkginSB3VecEnv  # noqa: E402
+from okgin_env.envs.vector import OkginVectorEnv  # noqa: E402
 
 
 def test_matches_dummy_vec_env_over_single_agent_env():

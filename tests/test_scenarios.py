@@ -1,6 +1,6 @@
 """Every rule scenario of ``scenarios.py``, played on both engines with either player dealing.
 
-The fast engine (``VectorGame``) and the brute-force reference (``okgin_env.reference``)
+The fast engine (``VectorGame``) and the brute-force reference (``okgin_env.testing.reference``)
 must both tell each story exactly as written; ``test_crosscheck.py`` then compares them
 on random play.
 """
@@ -8,7 +8,6 @@ on random play.
 from __future__ import annotations
 
 import pytest
-
 from engines import ENGINES
 from scenarios import SCENARIOS, play
 

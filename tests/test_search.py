@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import okgin_agents as agents
+import pytest
 from okgin_agents.search import SearchAgent
-from okgin_env.core import Phase, VectorGame, random_legal_actions
-from okgin_env.observation import OBS_SIZE
-from okgin_env.rules import Rules
+
+from okgin_env.game.core import Phase, VectorGame, random_legal_actions
+from okgin_env.game.observation import OBS_SIZE
+from okgin_env.game.rules import Rules
 
 
 def _positions(n: int = 48, steps: int = 24, seed: int = 0, episode: str = "hand"):

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import okgin_agents as agents
 import pytest
 import torch
-
-import okgin_agents as agents
 from okgin_agents.ppo import ActorCritic, load_ppo_agent
 from okgin_agents.search import SearchAgent
 

@@ -12,9 +12,8 @@ from gymnasium.utils.env_checker import check_env
 
 import okgin_env  # noqa: F401  (the import registers okgin/OklahomaGin-v0)
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
-from okgin_env.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TAKE_DISCARD, TERMINAL_ACTION, knock_action
-from okgin_env.cards import deck_from, parse_card
-
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, TAKE_DISCARD, TERMINAL_ACTION, knock_action
+from okgin_env.game.cards import deck_from, parse_card
 
 # The non-dealer (player 0) can take the upcard 7h and knock with Kc: K = 2 against the dealer's
 # D = 68, 66 points (the worked example of test_rules.knock_win_table).
@@ -88,10 +87,10 @@ def test_gymnasium_check_env(options):
 
 def test_gymnasium_check_env_through_make():
     # with a spec, check_env also builds and renders the env in every declared render mode
-    # (rgb_array needs okgin_env.render_rgb: without it, that mode is left to test_conformance)
+    # (rgb_array needs okgin_env.render.rgb: without it, that mode is left to test_conformance)
     env = gymnasium.make("okgin/OklahomaGin-v0", opponent="random", illegal_action="raise", disable_env_checker=True)
     with pytest.warns(UserWarning, match="different from the unwrapped"):
-        check_env(LegalizeActions(env), skip_render_check=importlib.util.find_spec("okgin_env.render_rgb") is None)
+        check_env(LegalizeActions(env), skip_render_check=importlib.util.find_spec("okgin_env.render.rgb") is None)
 
 
 def test_gymnasium_make_registration_and_episode():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, save_checkpoint
 from okgin_trainer.soup import average_checkpoints, main
 

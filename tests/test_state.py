@@ -7,14 +7,13 @@ not have reached is refused with a message naming the game and the problem.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
-from okgin_env.actions import DRAW_STOCK, KNOCK, TAKE_DISCARD
-from okgin_env.cards import parse_card
-from okgin_env.core import GameState, HandResult, Phase, VectorGame, check_state, random_legal_actions
-from okgin_env.rules import Rules
+from okgin_env.game.actions import DRAW_STOCK, KNOCK, TAKE_DISCARD
+from okgin_env.game.cards import parse_card
+from okgin_env.game.core import GameState, HandResult, Phase, VectorGame, check_state, random_legal_actions
+from okgin_env.game.rules import Rules
 
 RULE_SETS = [Rules(), Rules(knock_limit=10, discard_taken_card=True), Rules(max_turns_per_hand=6, spade_double=True)]
 
@@ -153,7 +152,7 @@ def test_bad_shapes_and_dtypes_are_refused() -> None:
     s = s._replace(pile=s.pile[:, :10])
     with pytest.raises(ValueError, match=r"state.pile must have shape \(N, 52\)"):
         game.set_state(s)
-    with pytest.raises(ValueError, match="state must be an okgin_env.core.GameState"):
+    with pytest.raises(ValueError, match="state must be an okgin_env.game.core.GameState"):
         game.set_state({"deck": 1})
 
 

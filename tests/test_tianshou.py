@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("tianshou", reason="Tianshou is not installed (pip install -e \".[integrations]\")")
 
 import torch  # noqa: E402
+from conftest import ROOT  # noqa: E402
 from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm  # noqa: E402
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
@@ -29,8 +30,7 @@ from tianshou.utils.net.common import Net  # noqa: E402
 from tianshou.utils.torch_utils import policy_within_training_step  # noqa: E402
 
 import okgin_env  # noqa: E402
-from okgin_env.cards import NUM_CARDS  # noqa: E402
-from conftest import ROOT  # noqa: E402
+from okgin_env.game.cards import NUM_CARDS  # noqa: E402
 
 pytestmark = pytest.mark.integrations
 

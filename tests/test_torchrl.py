@@ -42,7 +42,7 @@ from torchrl.envs.utils import check_env_specs
 
 import okgin_env
 from okgin_env import make_agent
-from okgin_env.vector import OkginVectorEnv
+from okgin_env.envs.vector import OkginVectorEnv
 
 pytestmark = pytest.mark.integrations
 
@@ -124,7 +124,7 @@ def test_example_tiny_budget(tmp_path, monkeypatch):
     ``make_agent("examples.torchrl_ppo:Agent")`` loads and plays legally from the observation alone."""
     policy = tmp_path / "policy.pt"
     cmd = [sys.executable, str(ROOT / "examples" / "torchrl_ppo.py"), "--timesteps", "500", "--frames-per-batch",
-           "250", "--minibatch", "125", "--epochs", "1", "--hands", "20", "--seed", "3", "--policy", str(policy)]
+           "250", "--minibatch", "125", "--epochs", "1", "--hands", "20", "--seed", "3", "--out", str(policy)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

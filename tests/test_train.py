@@ -10,14 +10,14 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from conftest import ROOT, TINY_TRAIN
-from okgin import train
 from okgin_agents.ppo import FEATURES_VERSION, load_checkpoint, load_ppo_agent, save_checkpoint
-from okgin_env.core import VectorGame
 from okgin_trainer import soup
 from okgin_trainer.oracle import PRIVILEGED_SIZE
 from okgin_trainer.resume import resume_config
+
+from okgin import train
+from okgin_env.game.core import VectorGame
 
 TINY = TINY_TRAIN  # 2 updates of 16 games x 8 steps, a 32-unit network, tiny evaluations
 

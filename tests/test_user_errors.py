@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import okgin_agents as agents
 import pytest
 import torch
 
-import okgin_agents as agents
 import okgin_env  # noqa: F401 - registers okgin/OklahomaGin-v0
 from okgin import evaluate, play
-from okgin_env.aec import raw_env
-from okgin_env.rules import Rules
-from okgin_env.single_agent import SingleAgentEnv
-from okgin_env.vector import OkginVectorEnv
-
+from okgin_env.envs.aec import raw_env
+from okgin_env.envs.single_agent import SingleAgentEnv
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.game.rules import Rules
 
 # ------------------------------------------------------------------------- option typos
 

@@ -1,4 +1,4 @@
-"""The Gymnasium vector env (``okgin_env.vector``): it must behave exactly like N ``SingleAgentEnv``s
+"""The Gymnasium vector env (``okgin_env.envs.vector``): it must behave exactly like N ``SingleAgentEnv``s
 (replays of seeded and fixed deals), with Gymnasium's same-step autoreset, potential-based
 shaping, both illegal-action modes, dict observations, make_vec and clear errors."""
 
@@ -11,12 +11,11 @@ from gymnasium.vector import AutoresetMode
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin_env import NUM_ACTIONS, OBS_SIZE, SingleAgentEnv, random_legal_actions
-from okgin_env.actions import TAKE_DISCARD, TERMINAL_ACTION, knock_action
-from okgin_env.cards import deck_from, parse_card
-from okgin_env.options import ILLEGAL_REWARD
-from okgin_env.shaping import potential
-from okgin_env.vector import OkginVectorEnv
-
+from okgin_env.envs.options import ILLEGAL_REWARD
+from okgin_env.envs.vector import OkginVectorEnv
+from okgin_env.features.shaping import potential
+from okgin_env.game.actions import TAKE_DISCARD, TERMINAL_ACTION, knock_action
+from okgin_env.game.cards import deck_from, parse_card
 
 # The non-dealer (player 0) takes the upcard 7h and knocks with Kc: 66 points (test_single_agent).
 KNOCK_WIN = deck_from("As 2s 3s 5h 6h 9c 9d 9s 2d Kc", "Kh Qd Js Tc 8d 6s 5c 4d 3h 2c", "7h")

@@ -24,8 +24,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its TestClie
 
 from okgin import evaluate, play  # noqa: E402
 from okgin.web.server import HumanGame, ResultsFile, WebConfig, create_app  # noqa: E402
-from okgin_env.cards import card_pretty, card_text, cards_of  # noqa: E402
-
+from okgin_env.game.cards import card_pretty, card_text, cards_of  # noqa: E402
 
 BASE = "http://127.0.0.1:8000"  #: the server's own origin: TestClient's default Host 'testserver' is refused
 

@@ -24,8 +24,8 @@ import pytest
 
 from okgin import play
 from okgin.web.views import headline, plain_score_line
-from okgin_env.cards import card_pretty, parse_card
-from okgin_env.melds import deadwood_after_discard
+from okgin_env.game.cards import card_pretty, parse_card
+from okgin_env.game.melds import deadwood_after_discard
 
 CHROMIUM = os.environ.get("OKGIN_CHROMIUM", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM) and shutil.which("chromium"):

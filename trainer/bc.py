@@ -11,15 +11,15 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.optim as optim
-
 from okgin_agents.ppo import ActorCritic, network_input
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE
-from okgin_env.rules import Rules
-from okgin_env.shaping import potential
 from okgin_trainer.config import Args, make_agent
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
+
+from okgin_env.features.shaping import potential
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_SIZE
+from okgin_env.game.rules import Rules
 
 
 def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):

@@ -13,7 +13,7 @@ from dataclasses import fields
 import numpy as np
 import torch
 
-from okgin_env.core import VectorGame
+from okgin_env.game.core import VectorGame
 
 RUN_FILES = ("checkpoint.pt", "best.pt")  #: with TensorBoard events, what makes a directory hold a run
 

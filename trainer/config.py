@@ -18,11 +18,11 @@ import typing
 from dataclasses import dataclass, field, fields
 
 import yaml
-
 from okgin_agents.ppo import FEATURES, load_checkpoint
+
 from okgin_env.agent_specs import make_agent as make_agent_spec
 from okgin_env.agent_specs import registered_specs
-from okgin_env.rules import Rules
+from okgin_env.game.rules import Rules
 
 #: opponent_mix's own opponents besides agent specs
 MIX_KINDS = ("self", "snapshot")
@@ -119,8 +119,8 @@ class Args:
         "append the legal-action mask to the network's input (it then sees exactly when it may knock)")
     features: str = arg("raw",
         "network input: raw (the observation), meld (plus meld features computed from it, "
-        "okgin_env.features.meld_features) or outs (plus the expert's reading of the table: outs, danger, the "
-        "opponent's likely cards, okgin_env.features.outs_features); init_from may start an outs network from a "
+        "okgin_env.features.learner.meld_features) or outs (plus the expert's reading of the table: outs, danger, the "
+        "opponent's likely cards, okgin_env.features.learner.outs_features); init_from may start an outs network from a "
         "meld one")
     oracle_critic: bool = arg(False,
         "the critic also reads what the player cannot see, the opponent's hand and the stock order "

@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable, NamedTuple, Protocol
 
 import numpy as np
-
 from okgin_agents.base import Agent
-from okgin_env.agent_specs import agent_name, checked_actions
-from okgin_env.cards import NUM_CARDS
-from okgin_env.core import VectorGame
-from okgin_env.rules import Rules
 from okgin_trainer.stats import diff_ci, mean_ci, rate_ci
+
+from okgin_env.agent_specs import agent_name, checked_actions
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.rules import Rules
 
 MAX_HANDS_PER_GAME = 1000  #: a game still running after this many hands counts as a draw (never-knocking bots)
 

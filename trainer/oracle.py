@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from okgin_env.cards import NUM_CARDS
-from okgin_env.core import GameState
-from okgin_env.melds import best_melds, hand_deadwood
-from okgin_env.observation import DEADWOOD_SCALE
+from okgin_env.game.cards import NUM_CARDS
+from okgin_env.game.core import GameState
+from okgin_env.game.melds import best_melds, hand_deadwood
+from okgin_env.game.observation import DEADWOOD_SCALE
 
 #: the opponent's hand (52), its melded cards (52) and deadwood (1), each card's depth in the stock (52)
 PRIVILEGED_SIZE = 3 * NUM_CARDS + 1

@@ -12,8 +12,8 @@ from typing import Callable
 import numpy as np
 import torch
 import torch.distributed as dist
-
 from okgin_agents.ppo import ActorCritic, network_input
+
 from okgin_env.agent_specs import checked_actions
 
 SELF, SNAPSHOT = 0, 1

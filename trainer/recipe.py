@@ -53,7 +53,6 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 import yaml
-
 from okgin_trainer.cli import run_cli
 
 #: config keys --scale multiplies, with the least value each may take (total_timesteps: see _scaled)
@@ -278,7 +277,6 @@ def run_step(p: Plan) -> None:
     ``okgin_trainer.soup.main``. Torch's and numba's thread counts are put back afterwards."""
     import numba
     import torch
-
     from okgin_trainer import soup
     from okgin_trainer.config import parse_cli
     from okgin_trainer.training import train

@@ -16,16 +16,17 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-
 from okgin_agents.ppo import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, FEATURES_VERSION, ActorCritic
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
-from okgin_env.observation import OBS_SIZE, OBS_VERSION
-from okgin_env.rules import Rules
 from okgin_trainer.checkpoint import game_state_dict, load_game_state
 from okgin_trainer.config import RESUME_OVERRIDABLE, Args, resume_config  # noqa: F401  (resume_config: API)
 from okgin_trainer.pool import Opponents
 from okgin_trainer.storage import TurnStorage
+
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_SIZE, OBS_VERSION
+from okgin_env.game.rules import Rules
+
 
 @dataclass
 class TrainingState:

@@ -25,9 +25,14 @@ import os
 from typing import Any, Sequence
 
 import torch
-
-from okgin_agents.ppo import (TRAINING_ONLY, ActorCritic, load_checkpoint, load_widened, network_from_checkpoint,
-                        save_checkpoint)
+from okgin_agents.ppo import (
+    TRAINING_ONLY,
+    ActorCritic,
+    load_checkpoint,
+    load_widened,
+    network_from_checkpoint,
+    save_checkpoint,
+)
 
 _CRITIC_KEYS = ("privileged_size",)  #: model_config keys the inputs may differ in (critic only)
 # the first input's entries a soup does not keep: what only --resume needs, and its in-training

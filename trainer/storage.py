@@ -12,8 +12,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.observation import OBS_SIZE
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.observation import OBS_SIZE
 
 CARRY = 2  #: storage rows 0 and 1 hold player 0's / player 1's decision carried over from the last rollout
 

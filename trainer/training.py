@@ -23,11 +23,15 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.optim as optim
-
-from okgin_agents.ppo import ActorCritic, PPOAgent, input_size, load_checkpoint, load_widened, network_input, save_checkpoint
-from okgin_env.core import VectorGame
-from okgin_env.rules import Rules
-from okgin_env.shaping import potential
+from okgin_agents.ppo import (
+    ActorCritic,
+    PPOAgent,
+    input_size,
+    load_checkpoint,
+    load_widened,
+    network_input,
+    save_checkpoint,
+)
 from okgin_trainer.bc import behaviour_cloning
 from okgin_trainer.checkpoint import move_aside
 from okgin_trainer.config import Args, key_help, make_agent, short_name
@@ -37,6 +41,10 @@ from okgin_trainer.pool import Opponents
 from okgin_trainer.resume import TrainingState
 from okgin_trainer.storage import CARRY, Decisions, TurnStorage, per_player_gae
 from okgin_trainer.update import explained_variance, ppo_update
+
+from okgin_env.features.shaping import potential
+from okgin_env.game.core import VectorGame
+from okgin_env.game.rules import Rules
 
 
 @dataclass

@@ -10,7 +10,6 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.optim as optim
-
 from okgin_agents.ppo import ActorCritic
 from okgin_trainer.config import Args
 

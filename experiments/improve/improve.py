@@ -59,9 +59,9 @@ from okgin_agents.ppo import (  # noqa: E402
     save_checkpoint,
 )
 from okgin_agents.search import play_out  # noqa: E402
-from okgin_env.actions import NUM_ACTIONS  # noqa: E402
-from okgin_env.core import GameState, VectorGame  # noqa: E402
-from okgin_env.rules import Rules  # noqa: E402
+from okgin_env.game.actions import NUM_ACTIONS  # noqa: E402
+from okgin_env.game.core import GameState, VectorGame  # noqa: E402
+from okgin_env.game.rules import Rules  # noqa: E402
 
 from experiments.distill.distill import cpu_threads, file_sha256  # noqa: E402
 

@@ -13,8 +13,8 @@ import torch
 import okgin_agents as agents
 from experiments.improve.improve import combine, deviation_gain, fit, label, label_chunk, load_labels, main
 from okgin_agents.ppo import ActorCritic, load_checkpoint, load_ppo_agent, network_from_checkpoint, network_input, save_checkpoint
-from okgin_env.actions import NUM_ACTIONS
-from okgin_env.core import VectorGame
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.core import VectorGame
 
 
 @pytest.fixture

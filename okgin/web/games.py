@@ -16,16 +16,29 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from okgin_agents import for_rules
 
-from okgin.table import (HELP, HUMAN, Table, UsageError, bot_action, check_log, command_for, illegal_reason, move_words,
-                         opponent_seed, parse_command, plain_name)
+from okgin.table import (
+    HELP,
+    HUMAN,
+    Table,
+    UsageError,
+    bot_action,
+    check_log,
+    command_for,
+    illegal_reason,
+    move_words,
+    opponent_seed,
+    parse_command,
+    plain_name,
+)
 from okgin.web.results import RESULTS_FORMAT, RESULTS_VERSION
-from okgin.web.views import (PHASE_PROMPT, player_or_none, card_json, frame_json, hand_json, legal_json, result_json)
-from okgin_env.actions import DRAW_STOCK, NUM_ACTIONS
-from okgin_env.cards import NUM_CARDS, card_pretty, card_text, cards_of
-from okgin_env.core import Phase
-from okgin_env.render import knock_limit_words, pile_top
-from okgin_env.rules import Rules
+from okgin.web.views import PHASE_PROMPT, card_json, frame_json, hand_json, legal_json, player_or_none, result_json
+from okgin_env.game.actions import DRAW_STOCK, NUM_ACTIONS
+from okgin_env.game.cards import NUM_CARDS, card_pretty, card_text, cards_of
+from okgin_env.game.core import Phase
+from okgin_env.game.rules import Rules
+from okgin_env.render.text import knock_limit_words, pile_top
 
 def _for_rules(agent: Any, rules: Rules) -> Any:
     """``okgin_agents.for_rules``: a bot that simulates the game (search) plans for this game's rules."""

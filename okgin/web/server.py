@@ -44,7 +44,7 @@ import numpy as np
 from okgin.table import HELP, UsageError, agent_name, make_agent
 from okgin.web.games import REPLAY_PAGE, ApiError, GameSetup, HumanGame, Registry, ReplayGame, WatchGame
 from okgin.web.results import ResultsFile
-from okgin_env.rules import Rules
+from okgin_env.game.rules import Rules
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_RESULTS = os.path.join("runs", "human_results.jsonl")

@@ -11,11 +11,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from okgin.table import Table, command_for, move_words
-from okgin_env.actions import KNOCK, action_parts
-from okgin_env.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
-from okgin_env.core import Phase
-from okgin_env.melds import deadwood_after_discard
-from okgin_env.render import knock_limit_words, meld_groups, pile_top, possessive, render_hand_result, score_line
+from okgin_env.game.actions import KNOCK, action_parts
+from okgin_env.game.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
+from okgin_env.game.core import Phase
+from okgin_env.game.melds import deadwood_after_discard
+from okgin_env.render.text import knock_limit_words, meld_groups, pile_top, possessive, render_hand_result, score_line
 
 PHASE_PROMPT = {
     Phase.OFFER_NONDEALER: "Take the {top} or pass",

@@ -1,13 +1,15 @@
 """Writes tests/data/features_v1.npz: observations and the learner features computed from them by
-the code of commit 547085e (before the features moved from okgin_agents into okgin_env.features),
+the code of commit 547085e (before the features moved from okgin_agents into okgin_env.features.learner),
 and the shipped checkpoint's moves on them. tests/test_features.py checks that today's code computes
 the same bits. Run from the checkout's root, at that commit: python tests/data/make_features_v1.py"""
 import numpy as np
 import okgin_agents as agents
 from okgin_agents.ppo import load_ppo_agent, network_input
-from okgin_env.core import VectorGame, random_legal_actions
-from okgin_env.observation import OBS_FIELDS
-from okgin_env.rules import Rules
+
+from okgin_env.game.core import VectorGame, random_legal_actions
+from okgin_env.game.observation import OBS_FIELDS
+from okgin_env.game.rules import Rules
+
 
 def played(episode, rules, seed, bots, steps):
     game = VectorGame(32, rules=rules, episode=episode, seed=seed, autoreset=True)

@@ -1,0 +1,66 @@
+"""The core's arrays behind one pointer, for the kernel calls of ``VectorGame`` (step, deal, observe).
+
+numba checks the type of each argument at every call of a compiled function, array by array:
+the core's records (``okgin_env.game.records``) hold about fifty arrays, and checking them costs a few
+microseconds per call, as much as a move of one game. A step of one game from Python (the AEC
+and single-agent envs, one decision at a time) paid it at every decision. ``CoreRef`` is a numba
+structref holding the records and the legal-action mask: its type is known once, and a call
+passes one pointer. The kernels are unchanged (they still read ``Core``'s named records).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.experimental import structref
+
+from okgin_env.game.jit import kernel
+from okgin_env.game.kernels import deal_kernel, observe_kernel, step_kernel
+
+
+@structref.register
+class CoreRefType(types.StructRef):
+    """numba's type of a ``CoreRef``: its fields' types, fixed when it is made."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class CoreRef(structref.StructRefProxy):
+    """``core``: the kernels' plain tuple of the game's records; ``mask``: (N, 107) bool legal actions."""
+
+    def fields(self) -> tuple:
+        """(core, mask) as numba boxes them (new array objects over the same memory)."""
+        return _core_ref_fields(self)
+
+
+structref.define_proxy(CoreRef, CoreRefType, ["core", "mask"])
+
+
+@kernel
+def _core_ref_fields(ref):
+    return ref.core, ref.mask
+
+
+def core_ref(core: tuple, mask: np.ndarray) -> CoreRef:
+    """A ``CoreRef`` over ``core`` (``records.plain(VectorGame.core)``) and ``mask`` (no copies)."""
+    return CoreRef(core, mask)
+
+
+@kernel
+def step_with_ref(ref, actions, move, obs, every_row, autoreset):
+    """``kernels.step_kernel`` on the arrays behind ``ref``: (deals, over, observed)."""
+    return step_kernel(actions, move, ref.core, (obs, ref.mask), every_row, autoreset)
+
+
+@kernel
+def deal_with_ref(ref, idx, decks, dealers, new_episode):
+    """``kernels.deal_kernel`` on the arrays behind ``ref``."""
+    deal_kernel(idx, decks, dealers, ref.core, new_episode)
+
+
+@kernel
+def observe_with_ref(ref, request, obs):
+    """``kernels.observe_kernel`` into ``obs`` and the mask behind ``ref`` (both views)."""
+    views = (obs, ref.mask)
+    observe_kernel(ref.core, request, views, views)
