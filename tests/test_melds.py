@@ -1,5 +1,5 @@
-"""Melds, deadwood and the showdown (docs/RULES.md "Melds and deadwood", "Showdown"), plus
-rule-option validation (the card helpers are in ``test_cards.py``).
+"""Melds, deadwood and the showdown (docs/RULES.md "Melds and deadwood", "Showdown"); the card helpers
+are in ``test_cards.py``, the rule options in ``game/test_rule_options.py``.
 
 Every expected number below was worked out by hand from docs/RULES.md; the comment next to
 each row shows the arrangement. A small brute-force oracle written here (independent of
@@ -28,7 +28,6 @@ from okgin_env.game.cards import (
     parse_card,
     parse_cards,
 )
-from okgin_env.game.rules import Rules
 
 NOT_HELD = melds.DEADWOOD_NOT_HELD
 
@@ -432,65 +431,3 @@ def test_showdown_matches_oracle_on_random_deals():
         k, d = oracle_showdown(kn[b], de[b])
         got = (int(sd.knocker_deadwood[b]), int(sd.defender_deadwood[b]))
         assert got == (k, d), (format_cards(kn[b]), format_cards(de[b]))
-
-
-# ---------------------------------------------------------------------------
-# Rules
-# ---------------------------------------------------------------------------
-def test_rules_defaults_are_oklahoma():
-    r = Rules()
-    assert r.to_dict() == {
-        "knock_limit": "upcard", "gin_bonus": 25, "undercut_bonus": 10, "next_dealer": "winner",
-        "discard_taken_card": False, "spade_double": False, "target_score": 100,
-        "game_bonuses": False, "max_turns_per_hand": 200,
-    }
-    assert Rules.from_dict(r.to_dict()) == r
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"knock_limit": 0}, {"knock_limit": 10}, {"knock_limit": "upcard"}, {"gin_bonus": 0},
-        {"undercut_bonus": 0}, {"next_dealer": "loser"}, {"next_dealer": "alternate"},
-        {"discard_taken_card": True}, {"spade_double": True}, {"game_bonuses": True},
-        {"target_score": 1}, {"max_turns_per_hand": 1},
-    ],
-)
-def test_rules_accepts_edge_values(kwargs):
-    r = Rules(**kwargs)
-    for k, v in kwargs.items():
-        assert getattr(r, k) == v
-
-
-@pytest.mark.parametrize(
-    "name,value",
-    [
-        ("knock_limit", 11), ("knock_limit", -1), ("knock_limit", "ace"), ("knock_limit", 5.0),
-        ("knock_limit", True), ("knock_limit", None),
-        ("gin_bonus", -1), ("gin_bonus", 2.5), ("gin_bonus", "25"),
-        ("undercut_bonus", -10), ("undercut_bonus", None),
-        ("next_dealer", "random"), ("next_dealer", "Winner"), ("next_dealer", 0),
-        ("discard_taken_card", 1), ("discard_taken_card", "yes"),
-        ("spade_double", 0), ("spade_double", None),
-        ("game_bonuses", "true"),
-        ("target_score", 0), ("target_score", -100), ("target_score", 10.0),
-        ("max_turns_per_hand", 0), ("max_turns_per_hand", 1.5), ("max_turns_per_hand", False),
-    ],
-)
-def test_rules_rejects_bad_values(name, value):
-    with pytest.raises(ValueError) as e:
-        Rules(**{name: value})
-    assert name in str(e.value)
-    assert repr(value) in str(e.value) or str(value) in str(e.value)
-
-
-def test_rules_from_strings_and_unknown_options():
-    r = Rules.from_strings(["knock_limit=10", "spade_double=true", "next_dealer=alternate", "target_score=150"])
-    assert (r.knock_limit, r.spade_double, r.next_dealer, r.target_score) == (10, True, "alternate", 150)
-    assert Rules.from_strings(["knock_limit=upcard"]).knock_limit == "upcard"
-    with pytest.raises(ValueError, match="knok_limit"):
-        Rules.from_dict({"knok_limit": 3})
-    with pytest.raises(ValueError, match="knock_limit"):
-        Rules.from_strings(["knock_limit=11"])
-    with pytest.raises(ValueError):
-        Rules.from_strings(["knock_limit"])

@@ -24,24 +24,14 @@ from hypothesis import strategies as st
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.core import VectorGame
-from okgin_env.game.rules import NEXT_DEALER_CHOICES, Rules
+from okgin_env.game import rules
+from okgin_env.game.rules import Rules
 from okgin_env.testing.reference import ReferenceGame
 
 NUM_GAMES = 4
 MAX_STEPS = 600
 
-rules_strategy = st.builds(
-    Rules,
-    knock_limit=st.one_of(st.just("upcard"), st.integers(0, 10)),
-    gin_bonus=st.integers(0, 30),
-    undercut_bonus=st.integers(0, 30),
-    next_dealer=st.sampled_from(NEXT_DEALER_CHOICES),
-    discard_taken_card=st.booleans(),
-    spade_double=st.booleans(),
-    target_score=st.integers(1, 40),
-    game_bonuses=st.booleans(),
-    max_turns_per_hand=st.one_of(st.integers(1, 40), st.just(200)),
-)
+rules_strategy = rules.rules_strategy(st)  # every option drawn from its declared values
 # derandomize: the same examples on every run (a flaky test is a failing test)
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 

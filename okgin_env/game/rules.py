@@ -6,7 +6,7 @@ The defaults together are Oklahoma Gin; ``Rules(knock_limit=10)`` is classic Gin
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, NamedTuple
 
 from okgin_env.game.suggest import unknown_names_message
@@ -14,55 +14,132 @@ from okgin_env.game.suggest import unknown_names_message
 NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
 #: ``RuleParams.next_dealer``: the index of the choice in NEXT_DEALER_CHOICES
 WINNER_DEALS, LOSER_DEALS, DEALERS_ALTERNATE = range(len(NEXT_DEALER_CHOICES))
-#: allowed range of each integer option: a hand scores at most 2 x (98 + 1000) points, a game
-#: at most ~10,000 + that, far inside int32; turns are counted in int16 (max 32,767)
-_INT_RANGES = {"gin_bonus": (0, 1000), "undercut_bonus": (0, 1000), "target_score": (1, 10000),
-               "max_turns_per_hand": (1, 10000)}
+
+
+# ------------------------------------------------------------------ what an option's values are
+# Each option of ``Rules`` is declared once, by ``option(default, values, doc)``: its values say how
+# it is checked, written in the rule book's table, drawn by the property tests and read by the
+# kernels. Everything else (validation, ``--rules key=value``, the envs' keyword options, configs,
+# checkpoints, the docs' table, the hypothesis strategy) is derived from the fields.
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An int in ``[low, high]``; the property tests draw from ``sample`` (small values end games fast)."""
+
+    low: int
+    high: int
+    sample: tuple[int, int]
+
+    def check(self, v: Any) -> bool:
+        return _is_int(v) and self.low <= v <= self.high
+
+    @property
+    def allowed(self) -> str:
+        return f"an integer {self.low}-{self.high}"
+
+    def kernel(self, v: Any) -> int:
+        return int(v)
+
+    def strategy(self, st: Any) -> Any:
+        return st.integers(*self.sample)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False."""
+
+    def check(self, v: Any) -> bool:
+        return isinstance(v, bool)
+
+    allowed = "True or False"
+
+    def kernel(self, v: Any) -> bool:
+        return bool(v)
+
+    def strategy(self, st: Any) -> Any:
+        return st.booleans()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of the words ``choices``; a kernel reads ``kernel_values[i]`` (by default ``i``) for the i-th."""
+
+    choices: tuple[str, ...]
+    kernel_values: tuple[int, ...] | None = None
+
+    def check(self, v: Any) -> bool:
+        return isinstance(v, str) and v in self.choices
+
+    @property
+    def allowed(self) -> str:
+        words = [f'"{c}"' for c in self.choices]
+        return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+    def kernel(self, v: Any) -> int:
+        i = self.choices.index(v)
+        return i if self.kernel_values is None else self.kernel_values[i]
+
+    def strategy(self, st: Any) -> Any:
+        return st.sampled_from(self.choices)
+
+
+@dataclass(frozen=True)
+class Either:
+    """A value of ``first`` or of ``second`` (``first`` is tried first)."""
+
+    first: Any
+    second: Any
+
+    def check(self, v: Any) -> bool:
+        return self.first.check(v) or self.second.check(v)
+
+    @property
+    def allowed(self) -> str:
+        return f"{self.first.allowed} or {self.second.allowed}"
+
+    def kernel(self, v: Any) -> int:
+        return self.first.kernel(v) if self.first.check(v) else self.second.kernel(v)
+
+    def strategy(self, st: Any) -> Any:
+        return st.one_of(self.first.strategy(st), self.second.strategy(st))
+
+
+def option(default: Any, values: Any, doc: str) -> Any:
+    """A field of ``Rules``: its default, its values (``Integer``, ``Flag``, ``Choice``, ``Either``)
+    and a one-line meaning (the rule book's table shows it)."""
+    return field(default=default, metadata={"values": values, "doc": doc})
+
+
+# Upper bounds keep every score and turn count far inside the kernels' int16/int32 fields: a hand
+# scores at most 2 x (98 + 1000) points, a game at most ~10,000 + that; turns count in int16.
 
 
 @dataclass(frozen=True)
 class Rules:
     """Every rule option of docs/RULES.md with its default. Invalid values raise ``ValueError``."""
 
-    knock_limit: str | int = "upcard"
-    """"upcard" (the first upcard's knock value: A -> 0, 2-9 -> face, T-K -> 10) or a fixed int 0-10."""
-    gin_bonus: int = 25
-    """Bonus for gin, int >= 0."""
-    undercut_bonus: int = 10
-    """Bonus for the defender on an undercut, int >= 0."""
-    next_dealer: str = "winner"
-    """Who deals after a non-void hand: "winner", "loser" or "alternate"."""
-    discard_taken_card: bool = False
-    """Whether a card taken from the discard pile may be discarded in the same turn."""
-    spade_double: bool = False
-    """Double a hand's score when its first upcard is a spade."""
-    target_score: int = 100
-    """A game ends when a player's total reaches this, int >= 1."""
-    game_bonuses: bool = False
-    """Line bonus 25 per hand won, 100 for the game, shutout doubles (at game end)."""
-    max_turns_per_hand: int = 200
-    """Turn cap: after this many turns a hand is void (truncated), int >= 1."""
+    knock_limit: str | int = option("upcard", Either(Choice(("upcard",), kernel_values=(-1,)), Integer(0, 10, (0, 10))),
+                                    "the first upcard's knock value (A 0, 2-9 face, T-K 10), or a fixed limit")
+    gin_bonus: int = option(25, Integer(0, 1000, (0, 30)), "added to the defender's deadwood on gin")
+    undercut_bonus: int = option(10, Integer(0, 1000, (0, 30)), "added to K - D for the defender on an undercut")
+    next_dealer: str = option("winner", Choice(NEXT_DEALER_CHOICES), "who deals after a hand that is not void")
+    discard_taken_card: bool = option(False, Flag(), "may a card taken from the pile be discarded in the same turn")
+    spade_double: bool = option(False, Flag(), "a spade first upcard doubles the hand's points")
+    target_score: int = option(100, Integer(1, 10000, (1, 40)), "a game ends when a player's total reaches this")
+    game_bonuses: bool = option(False, Flag(), "line (25 a hand won), game (100) and shutout (doubles) bonuses at a game's end")
+    max_turns_per_hand: int = option(200, Integer(1, 10000, (1, 40)), "turn cap: the hand is void after this many turns")
 
     def __post_init__(self) -> None:
-        kl = self.knock_limit
-        if not (kl == "upcard" or (_is_int(kl) and 0 <= kl <= 10)):
-            _bad("knock_limit", kl, '"upcard" or an integer 0-10')
-        # upper bounds keep every score and turn count far inside the kernels' int16/int32 fields
-        for name, (low, high) in _INT_RANGES.items():
-            v = getattr(self, name)
-            if not (_is_int(v) and low <= v <= high):
-                _bad(name, v, f"an integer >= {low} and <= {high}")
-        if self.next_dealer not in NEXT_DEALER_CHOICES:
-            _bad("next_dealer", self.next_dealer, " | ".join(f'"{c}"' for c in NEXT_DEALER_CHOICES))
-        for name in ("discard_taken_card", "spade_double", "game_bonuses"):
-            v = getattr(self, name)
-            if not isinstance(v, bool):
-                _bad(name, v, "True or False")
+        for f in fields(self):
+            value, values = getattr(self, f.name), f.metadata["values"]
+            if not values.check(value):
+                _bad(f.name, value, values.allowed)
 
     @classmethod
     def option_names(cls) -> list[str]:
         """Names of all rule options."""
-        return [f.name for f in dataclasses.fields(cls)]
+        return [f.name for f in fields(cls)]
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any]) -> "Rules":
@@ -110,27 +187,32 @@ def _parse_value(text: str) -> Any:
 
 # ------------------------------------------------------------------ the kernels' view of the rules
 # The kernels read the rules as one record of plain numbers, ``rules.knock_limit``: a field per
-# option of ``Rules`` (the same name and order), then ``game_episode``. A new option is a new
-# field of ``Rules``; only an option whose value is not a number or a bool says here how a kernel
-# reads it.
+# option of ``Rules`` (the same name and order, each value as its ``values.kernel`` gives it), then
+# ``game_episode``. A new option is a new field of ``Rules`` and nothing here.
 
-#: how a kernel reads an option that is not a number or a bool
-KERNEL_VALUE = {
-    "knock_limit": lambda v: -1 if v == "upcard" else int(v),  # a fixed knock limit, or -1: the upcard's
-    "next_dealer": NEXT_DEALER_CHOICES.index,  # WINNER_DEALS, LOSER_DEALS or DEALERS_ALTERNATE
-}
-
-RuleParams = NamedTuple("RuleParams", [(f.name, int) for f in dataclasses.fields(Rules)] + [("game_episode", bool)])
+RuleParams = NamedTuple("RuleParams", [(f.name, int) for f in fields(Rules)] + [("game_episode", bool)])
 RuleParams.__doc__ = """The rules and the episode kind as the numba kernels read them (``rules.knock_limit``):
-each option of ``Rules`` as an int or bool (``KERNEL_VALUE``), then ``game_episode`` (episodes are
+each option of ``Rules`` as an int or bool (its values' ``kernel``), then ``game_episode`` (episodes are
 games, hands until target_score, not single hands). Built by ``rule_params``."""
 
 
 def rule_params(rules: Rules, episode: str) -> RuleParams:
     """``rules`` and the episode kind ("hand" or "game") as the kernels read them."""
-    values = [KERNEL_VALUE.get(f.name, _plain)(getattr(rules, f.name)) for f in dataclasses.fields(Rules)]
+    values = [f.metadata["values"].kernel(getattr(rules, f.name)) for f in fields(Rules)]
     return RuleParams(*values, episode == "game")
 
 
-def _plain(v: Any) -> int | bool:
-    return v if isinstance(v, bool) else int(v)
+def option_table() -> str:
+    """The rule book's table of options (docs/RULES.md, "Option values"), from ``Rules``' fields."""
+    rows = ["| option | default | allowed | meaning |", "|---|---|---|---|"]
+    for f in fields(Rules):
+        default = f'`"{f.default}"`' if isinstance(f.default, str) else f"`{f.default}`"
+        rows.append(f"| `{f.name}` | {default} | {f.metadata['values'].allowed} | {f.metadata['doc']} |")
+    return "\n".join(rows)
+
+
+def rules_strategy(st: Any) -> Any:
+    """A hypothesis strategy over every valid ``Rules``, drawing each option from its values
+    (``st`` is ``hypothesis.strategies``, passed in so that the game never imports hypothesis)."""
+    return st.builds(Rules, **{f.name: st.one_of(f.metadata["values"].strategy(st), st.just(f.default))
+                               for f in fields(Rules)})
