@@ -30,7 +30,13 @@ import pytest
 from okgin_env.game.actions import DRAW_STOCK as DRAW
 from okgin_env.game.actions import KNOCK, PASS, discard_action, knock_action
 from okgin_env.game.actions import TAKE_DISCARD as TAKE
-from okgin_env.game.cards import NUM_CARDS, card_text, deck_from, parse_card, parse_cards
+from okgin_env.game.cards import (
+    NUM_CARDS,
+    card_text,
+    deck_from,
+    parse_card,
+    parse_cards,
+)
 from okgin_env.game.core import Phase
 from okgin_env.game.rules import Rules
 

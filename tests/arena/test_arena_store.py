@@ -17,7 +17,14 @@ from arena_db import db_url, pg_admin_url  # noqa: F401  (fixtures)
 sa = pytest.importorskip("sqlalchemy")
 
 from okgin.arena import schema  # noqa: E402
-from okgin.arena.store import GameRow, HandTable, MatchRecord, Store, resolve_url, weights_sha256  # noqa: E402
+from okgin.arena.store import (  # noqa: E402
+    GameRow,
+    HandTable,
+    MatchRecord,
+    Store,
+    resolve_url,
+    weights_sha256,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RULES = {"knock_limit": "upcard", "gin_bonus": 25}

@@ -24,7 +24,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import TINY_TRAIN  # noqa: E402
+from support import TINY_TRAIN  # noqa: E402
 
 from okgin import train  # noqa: E402
 

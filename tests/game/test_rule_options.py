@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from okgin_env.game import rules
-from okgin_env.game.rules import Choice, Either, Flag, Integer, Rules, RuleParams, rule_params
+from okgin_env.game.rules import (
+    Choice,
+    Either,
+    Flag,
+    Integer,
+    RuleParams,
+    Rules,
+    rule_params,
+)
 
 RULE_BOOK = Path(__file__).resolve().parents[2] / "docs" / "RULES.md"
 FIELDS = {f.name: f for f in fields(Rules)}
