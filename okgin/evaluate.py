@@ -251,23 +251,15 @@ def parse_spec(argv: Sequence[str] | None = None) -> EvalSpec:
     if args.db and args.paired is not None:
         ap.error("--db records the matches of --agents; drop it with --paired")
     if args.db:
-        _open_store(ap, args.db)
+        from okgin.arena.urls import resolve_url
+
+        try:
+            resolve_url(args.db)
+        except ValueError as e:
+            ap.error(f"--db: {e}")
     return EvalSpec("paired" if args.paired is not None else "matches", specs, hands=args.hands, games=args.games,
                     seed=args.seed, duplicate=args.duplicate, rules=rules, batch=args.batch, bootstrap=args.bootstrap,
                     json=args.json, plot=args.plot, progress=args.progress, db=args.db)
-
-
-def _open_store(ap: argparse.ArgumentParser, url: str):
-    """The results store at ``url``, its tables created or upgraded; a bad URL, a missing extra or an
-    unreachable database exits 2 before anything is played."""
-    try:
-        from okgin.arena.store import Store
-
-        return Store(url)
-    except ImportError as e:
-        ap.error(f"--db: {e}")
-    except Exception as e:  # noqa: BLE001 - SQLAlchemy's errors (bad URL, server down) as one line
-        ap.error(f"--db {url}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
 
 
 def _fail(message: str) -> None:
@@ -316,8 +308,9 @@ class Results:
     game_rows: list = field(default_factory=list)  #: each game match's GameRows (the results store keeps them)
 
 
-def bot_matches(spec: EvalSpec, players: Players, bar) -> Results:
-    """--agents: every pair on the same deals (hands, then games), each pair's agents seeded for that pair."""
+def bot_matches(spec: EvalSpec, players: Players, bar, between=None) -> Results:
+    """--agents: every pair on the same deals (hands, then games), each pair's agents seeded for that pair;
+    ``between()`` is called after each pair (--db: has the store's writer failed to open it?)."""
     res, settings = Results(), spec.settings(players.shard, bar.update)
     for p, (i, j) in enumerate(spec.pairs):
         a, b = players.make(i, p, 0), players.make(j, p, 1)
@@ -330,6 +323,8 @@ def bot_matches(spec: EvalSpec, players: Players, bar) -> Results:
             g, game_rows = match_games(a, b, spec.games, settings)
             res.games.append((i, j, g))
             res.game_rows.append(game_rows)
+        if between is not None:
+            between()
     return res
 
 
@@ -416,12 +411,13 @@ def write_outputs(spec: EvalSpec, report: dict, res: Results) -> None:
             _fail(f"cannot write --plot {spec.plot}: {e}")
 
 
-def record_matches(spec: EvalSpec, shard: Shard | None, res: Results) -> None:
-    """--db: every pair's hands and games into the results store (``okgin.arena``), one transaction a match."""
+def record_matches(spec: EvalSpec, shard: Shard | None, res: Results, recorder) -> None:
+    """--db: every pair's hands and games into the results store (``okgin.arena``), one transaction a match,
+    written by ``recorder`` (``okgin.arena.recorder``: a child process that opened the store meanwhile)."""
     import uuid
 
     from okgin.arena.record import evaluation_records
-    from okgin.arena.store import Store
+    from okgin.arena.recorder import RecorderError
 
     seeds = [(agent_seed(spec.seed, p, 0), agent_seed(spec.seed, p, 1)) for p in range(len(spec.pairs))] \
         if shard is None else [None] * len(spec.pairs)  # under torchrun the agents are seeded per batch
@@ -430,14 +426,10 @@ def record_matches(spec: EvalSpec, shard: Shard | None, res: Results) -> None:
         [(i, j, r, rows) for (i, j, r), rows in zip(res.matches, res.rows)],
         [(i, j, g, rows) for (i, j, g), rows in zip(res.games, res.game_rows)], seeds, uuid.uuid4().hex)
     try:
-        with Store(spec.db, upgrade=False) as store:
-            for record in records:
-                store.record(record)
-    except Exception as e:  # noqa: BLE001 - the tables and --json are out already; say what was not stored
-        _fail(f"--db {spec.db}: the matches were played but not all recorded: {type(e).__name__}: "
-              f"{str(e).splitlines()[0][:300]}")
-    print(f"{PROG}: recorded {len(records)} match(es) in the results store {Store.describe(spec.db)}",
-          file=sys.stderr)
+        recorder.record(records)
+    except RecorderError as e:  # the tables and --json are out already: say what was not stored
+        _fail(f"--db: the matches were played but not recorded: {e}")
+    print(f"{PROG}: recorded {len(records)} match(es) in the results store", file=sys.stderr)
 
 
 def evaluate_against(agent: Agent, opponents: Sequence[str], hands: int, seed: int) -> list[MatchResult]:
@@ -465,18 +457,35 @@ def main(argv: Sequence[str] | None = None) -> dict:
     from tqdm import tqdm
     bar = tqdm(total=players.episodes(), unit="ep", file=sys.stderr, disable=not (spec.progress and players.lead),
                desc="evaluate")
+    recorder = None
+    if spec.db and players.lead:  # the store opens in a child process while the matches play
+        from okgin.arena.recorder import Recorder, RecorderError
+
+        recorder = Recorder(spec.db)
+
+        def between() -> None:
+            try:
+                recorder.check()
+            except RecorderError as e:
+                bar.close()
+                _fail(f"--db: {e}")
     try:
-        res = (paired_comparison if spec.program == "paired" else bot_matches)(spec, players, bar)
+        if spec.program == "paired":
+            res = paired_comparison(spec, players, bar)
+        else:
+            res = bot_matches(spec, players, bar, between if recorder is not None else None)
     except AgentOutputError as e:  # a plug-in's bad output: one line naming it, as for bad arguments
         bar.close()
+        if recorder is not None:
+            recorder.close()
         _fail(str(e))
     bar.close()
     report = build_report(spec, players.shard, res)
     if players.lead:
         print_report(spec, players.shard, res, report)
         write_outputs(spec, report, res)
-        if spec.db:
-            record_matches(spec, players.shard, res)
+        if recorder is not None:
+            record_matches(spec, players.shard, res, recorder)
     if players.shard is not None:
         players.shard.close()
     return report

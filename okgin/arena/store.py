@@ -28,7 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -43,6 +43,7 @@ except ImportError as e:  # pragma: no cover - the arena extra is missing
 
 from okgin.arena import schema
 from okgin.arena.schema import SCHEMA_REVISION, agents, games, hands, matches
+from okgin.arena.urls import resolve_url  # noqa: F401  (API)
 
 SQLITE_BUSY_MS = 60_000  #: how long a SQLite writer waits for the lock before an attempt fails
 WRITE_RETRIES = 5  #: attempts at a write that found the database locked (SQLite) or a serialization failure
@@ -50,24 +51,6 @@ MIGRATIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migration
 _PG_UPGRADE_LOCK = 0x6F6B67696E  #: pg_advisory_xact_lock key of the schema upgrade ("okgin")
 HAND_COLUMNS = ("game", "deal", "seat_a", "win", "points", "void", "knocker", "gin", "undercut", "forfeit")
 AGENT_KINDS = ("bot", "plugin", "model", "person")
-
-
-def resolve_url(text: str) -> str:
-    """The SQLAlchemy URL of ``text``: a URL as given (``postgresql://`` as ``postgresql+psycopg://``), a bare
-    path as a SQLite file. Raises ValueError for an empty string or a database okgin does not support."""
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("the store needs a database: a SQLite file path or a URL such as "
-                         "sqlite:///runs/arena.sqlite or postgresql+psycopg://user@host/db")
-    text = text.strip()
-    if "://" not in text:
-        return "sqlite:///" + os.path.abspath(text)
-    scheme = text.split("://", 1)[0]
-    if scheme in ("postgresql", "postgres"):
-        return "postgresql+psycopg://" + text.split("://", 1)[1]
-    if scheme not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
-        raise ValueError(f"unsupported database URL scheme {scheme!r}: use a SQLite path (sqlite:///PATH) or "
-                         "postgresql+psycopg://user@host/db")
-    return text
 
 
 def now() -> datetime:
@@ -311,15 +294,18 @@ class Store:
         return int(row.id)
 
     # -- matches
-    def record(self, m: MatchRecord) -> int:
+    def record(self, m: MatchRecord, after: Callable[[Connection, int], None] | None = None) -> int:
         """Write ``m`` (agents, match, hands, games) in one transaction; returns its id. A match whose uid is
-        already stored is not written again (its id is returned)."""
+        already stored is not written again (its id is returned). ``after(conn, match_id)`` runs in the same
+        transaction (the ladder marks its schedule row done there)."""
         _check_record(m)
-        return self._retrying(lambda conn: self._record(conn, m))
+        return self._retrying(lambda conn: self._record(conn, m, after))
 
-    def _record(self, conn: Connection, m: MatchRecord) -> int:
+    def _record(self, conn: Connection, m: MatchRecord, after=None) -> int:
         old = conn.execute(sa.select(matches.c.id).where(matches.c.uid == m.uid)).scalar()
         if old is not None:
+            if after is not None:
+                after(conn, int(old))
             return int(old)
         a = self._agent_id(conn, m.spec_a, m.name_a, None, False)
         b = self._agent_id(conn, m.spec_b, m.name_b, None, False)
@@ -345,6 +331,8 @@ class Store:
             conn.execute(games.insert(), [dict(match_id=mid, idx=k, deal=g.deal, seat_a=g.seat_a, seed=g.seed,
                                                winner=g.winner, score_a=g.score_a, score_b=g.score_b,
                                                hands=g.hands, log=g.log) for k, g in enumerate(m.games)])
+        if after is not None:
+            after(conn, mid)
         if _KILL_POINT.get("after_hands"):  # tests: a writer killed inside its transaction
             _KILL_POINT["after_hands"]()
         return mid
@@ -360,6 +348,19 @@ class Store:
         else:
             conn.exec_driver_sql(f"INSERT INTO hands ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                                  rows)
+
+    def warm(self) -> None:
+        """Compile the statements a match needs (a one-hand match written and rolled back), so that the first
+        real match is written at full speed (evaluate.py's writer does this while the matches play)."""
+        agent_kind("random")  # imports the agent registry
+        m = MatchRecord(spec_a="random", spec_b="random", rules={}, seed=0, hands=HandTable(
+            *(np.zeros(1, np.int64) for _ in HAND_COLUMNS)), games=[GameRow(0, 0, None, 0, 0, 1)], uid="warm-up")
+        with self.engine.connect().execution_options(okgin_write=True) as conn:
+            tx = conn.begin()
+            try:
+                self._record(conn, m)
+            finally:
+                tx.rollback()
 
     # -- reading
     def read(self):
