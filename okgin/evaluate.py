@@ -44,7 +44,7 @@ seed gives the same numbers.
 The rooms: this module reads the command line into an ``EvalSpec`` and runs one of its programs
 (bot matches, a paired comparison, human results); the matches themselves are played by
 ``okgin_trainer.matches`` (``play_match`` is also the trainer's periodic evaluation), ratings are
-``okgin.ratings``, the printed tables ``okgin.tables``, the human results ``okgin.human_results``
+``okgin.ratings``, the printed tables ``okgin.report_tables``, the human results ``okgin.human_results``
 and the share of one process under torchrun ``okgin.sharding``.
 """
 
@@ -97,7 +97,7 @@ from okgin_trainer.stats import (  # noqa: F401  (API)
 from okgin.human_results import HUMAN_RESULTS_FORMAT, human_matches, human_report, read_human_results  # noqa: F401
 from okgin.ratings import bradley_terry, rating_anchor, rating_table  # noqa: F401  (API)
 from okgin.sharding import Shard
-from okgin.tables import format_games, format_matches, format_paired, format_ratings
+from okgin.report_tables import format_games, format_matches, format_paired, format_ratings
 from okgin_env.agent_specs import AgentOutputError
 from okgin_env.game.rules import Rules
 

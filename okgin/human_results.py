@@ -11,7 +11,7 @@ import numpy as np
 from okgin_trainer.matches import GameMatchResult, MatchResult
 from okgin_trainer.stats import mean_ci, rate_ci
 
-from okgin.tables import format_games, format_matches
+from okgin.report_tables import format_games, format_matches
 from okgin_env.game.rules import Rules
 
 HUMAN_RESULTS_FORMAT = "okgin-human-results"  #: okgin.web.server.RESULTS_FORMAT (one finished game a line)

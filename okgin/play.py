@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.table import (  # noqa: F401
+from okgin.human_table import (  # noqa: F401
     HELP,
     HUMAN,
     LOG_FORMAT,

@@ -127,7 +127,7 @@ def _run(ap, args, store, ladder) -> int:
         print(f"ladder stopped: {c['done']} done, {c['pending']} pending, {c['running']} running elsewhere")
     elif args.command == "ratings":
         from okgin.arena.ratings import ratings
-        from okgin.tables import format_ratings
+        from okgin.report_tables import format_ratings
 
         report = ratings(store, _rules(ap, args.rules), args.bootstrap, args.seed)
         if not report["ratings"]:

@@ -6,7 +6,7 @@
     okgin-arena run --db runs/arena.sqlite --workers 2                 # until the schedule is empty
     okgin-arena ratings --db runs/arena.sqlite
 
-A **match** is ``hands`` hands (default 10) on duplicate deals: each deal (a seed of ``okgin.table.Table``)
+A **match** is ``hands`` hands (default 10) on duplicate deals: each deal (a seed of ``okgin.human_table.Table``)
 is played twice, A in each seat, every hand a game of its own with its log kept for the replay view.
 Each match is one row of ``schedule``; a worker claims it (``running``), plays it and writes the match and
 ``done`` in one transaction. Stopping the ladder (Ctrl-C, a kill, a reboot) loses nothing: the next
@@ -105,7 +105,7 @@ def play_match(spec_a: str, spec_b: str, rules: dict, seed: int, num_hands: int 
                limits: Limits = Limits(), names: tuple[str, str] | None = None, uid: str | None = None) -> MatchRecord:
     """A ladder match of A against B (see the module docstring), as the ``MatchRecord`` to store."""
     from okgin.arena.sandbox import Forfeit
-    from okgin.table import Table
+    from okgin.human_table import Table
     from okgin_env import Rules
     from okgin_trainer.matches import agent_seed
 

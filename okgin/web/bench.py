@@ -144,7 +144,7 @@ def long_log(moves: int, seed: int = 0) -> dict:
     """A random-against-random game log of ``moves`` moves (a game to 10,000 points, stopped there)."""
     import okgin_agents as agents
 
-    from okgin.table import Rules, Table
+    from okgin.human_table import Rules, Table
 
     t = Table(Rules(target_score=10000), False, seed, ("random A", "random B"), ("random", "random"))
     bots = [agents.make("random", seed=seed + k) for k in (1, 2)]

@@ -20,7 +20,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from okgin.table import UsageError
+from okgin.human_table import UsageError
 from okgin.web.games import ApiError
 from okgin.web.guard import SameOriginMiddleware, SecurityHeadersMiddleware, error
 from okgin.web.server import STATIC_DIR, WebConfig, WebTable, parse_body

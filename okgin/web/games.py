@@ -1,6 +1,6 @@
 """What the web server keeps in memory: a person's games, watched games, replays, and their registry.
 
-Each object holds one ``okgin.table.Table`` and a ``lock``; the server calls their methods in a
+Each object holds one ``okgin.human_table.Table`` and a ``lock``; the server calls their methods in a
 worker thread with the lock held, so one client's game never sees another's and CPU-heavy work
 (bot moves, replays) stays off the event loop. Refusals are ``ApiError`` (a 4xx and one line);
 nothing is changed by a refused request.
@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 from okgin_agents import for_rules
 
-from okgin.table import (
+from okgin.human_table import (
     HELP,
     HUMAN,
     Table,

@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 
-from okgin.table import UsageError
+from okgin.human_table import UsageError
 
 RESULTS_FORMAT = "okgin-human-results"
 RESULTS_VERSION = 1

@@ -1,11 +1,11 @@
-"""The web table: a Starlette app serving the page and the JSON API over ``okgin.table``'s game.
+"""The web table: a Starlette app serving the page and the JSON API over ``okgin.human_table``'s game.
 
     python play.py --web --opponent expert            # http://127.0.0.1:8000/
     python play.py --web --watch simple expert        # the page opens on watching two bots
 
-The game is ``okgin.table.Table`` (``VectorGame(1)``, the terminal's table); the bots come from
+The game is ``okgin.human_table.Table`` (``VectorGame(1)``, the terminal's table); the bots come from
 ``okgin_agents.make``; rule text, hand results, command parsing and the log format are the
-terminal's (``okgin.table``). The games live in ``okgin.web.games``, their JSON in
+terminal's (``okgin.human_table``). The games live in ``okgin.web.games``, their JSON in
 ``okgin.web.views``, the results file in ``okgin.web.results``. Safety rules (issues #27, #36;
 docs/play.md):
 
@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from okgin.table import HELP, UsageError, agent_name, make_agent
+from okgin.human_table import HELP, UsageError, agent_name, make_agent
 from okgin.web.games import REPLAY_PAGE, ApiError, GameSetup, HumanGame, Registry, ReplayGame, WatchGame
 from okgin.web.results import ResultsFile
 from okgin_env.game.rules import Rules

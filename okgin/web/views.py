@@ -1,6 +1,6 @@
 """JSON views of the table for the web page: cards, hands, legal moves, hand results, frames.
 
-Pure functions of ``okgin.table.Table`` state and ``hand_result_info`` dicts; what a person may
+Pure functions of ``okgin.human_table.Table`` state and ``hand_result_info`` dicts; what a person may
 see is decided by the callers (``okgin.web.games``), not here.
 """
 
@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.table import Table, command_for, move_words
+from okgin.human_table import Table, command_for, move_words
 from okgin_env.game.actions import KNOCK, action_parts
 from okgin_env.game.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from okgin_env.game.core import Phase

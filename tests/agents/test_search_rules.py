@@ -51,7 +51,7 @@ def test_evaluate_makes_its_agents_for_its_rules() -> None:
 
 
 def test_the_tables_make_their_bots_for_their_rules() -> None:
-    from okgin.table import make_agent
+    from okgin.human_table import make_agent
 
     assert make_agent("search:2", 0, OTHER).rules == OTHER
     assert make_agent("search:2", 0).rules == Rules()

@@ -45,7 +45,7 @@ def test_a_misbehaving_plugin_loses_its_hands_and_the_match_goes_on(bot, reason)
 
 
 def test_a_match_of_bundled_bots_is_duplicate_and_replayable():
-    from okgin.table import check_log
+    from okgin.human_table import check_log
 
     m = ladder.play_match("simple", "greedy", {}, seed=5, num_hands=6)
     assert m.hands.seat_a.tolist() == [0, 0, 0, 1, 1, 1] and m.hands.deal.tolist() == [0, 1, 2, 0, 1, 2]
