@@ -31,7 +31,8 @@ result (its points minus the opponent's for the hand, gin and undercut bonuses i
   action depends on the seed and that row alone: not on the batch around it, nor on earlier
   calls, nor on anything the observation does not show.
 
-The rules are those given to the agent (``Rules()`` by default; an agent spec carries no rules).
+The rules are those given to the agent (``Rules()`` by default; ``okgin_agents.make(spec, rules=...)`` and
+``okgin_agents.for_rules`` give it the rules of the games it plays, as evaluate.py and play.py do).
 Game episodes are searched as such (target score from the observation), the value still being
 the hand's points. ``rollout="simple"`` rolls out with the simple bot instead (about ten times
 faster, a much worse model of the opponent).

@@ -1,6 +1,6 @@
 """CleanRL-style masked PPO on the okgin vector env (one file, torch only).
 
-    OMP_NUM_THREADS=1 python examples/cleanrl_ppo_vector.py --total-timesteps 2000000 --seed 1
+    OMP_NUM_THREADS=1 python examples/cleanrl_ppo_vector.py --timesteps 2000000 --seed 1
 
 The env is ``gymnasium.make_vec("okgin/OklahomaGin-v0", vectorization_mode="vector_entry_point")``:
 N games on one batched core, same-step autoreset, masks in ``infos["action_mask"]``. The policy
@@ -11,11 +11,11 @@ to 1 here, not to CleanRL's 0.99 (with gamma < 1, pass ``--deadwood-shaping 0`` 
 shaped objective). The last line evaluates the greedy policy against the opponent: mean points
 per hand (the learner's points minus the opponent's, unshaped) and the hand win rate.
 
-Expected result and run time (the command above, torch on one thread): 2M learner steps in 6.0
-minutes on a quiet 2-core machine, ending ``eval: greedy vs random: +55.49 points/hand [+54.09,
-+56.89] (95% CI), hand win rate 95.2% over 1000 hands``; the record is
+Expected result and run time (the command above, torch on one thread): 2M learner steps in 6.0 min
+on a quiet 2-core machine, ending ``eval: greedy vs random: +55.49 points/hand [+54.09, +56.89] (95% CI),
+hand win rate 95.2% over 1000 hands``; the record is
 docs/figures/cleanrl_example.json, shown in docs/vector_env.md ("CleanRL").
-``tests/test_cleanrl_example.py`` runs it with 256 steps (seconds), which checks that it runs,
+``tests/integrations/test_cleanrl_example.py`` runs it with 256 steps (seconds), which checks that it runs,
 not what it learns.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from collections import deque
 
 import gymnasium
@@ -33,10 +34,14 @@ from torch.distributions.categorical import Categorical
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 
+DEFAULT_OUT = Path("runs/examples/cleanrl_ppo_vector/agent.pt")
+
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--total-timesteps", type=int, default=2_000_000, help="learner decisions over all games")
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/docs/test_examples_cli.py)
+    p.add_argument("--timesteps", dest="total_timesteps", type=int, default=2_000_000,
+                   help="learner decisions over all games")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--num-envs", type=int, default=128, help="games stepped together")
     p.add_argument("--num-steps", type=int, default=64, help="steps per game per rollout")
@@ -53,7 +58,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--vf-coef", type=float, default=0.5)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
-    p.add_argument("--eval-episodes", type=int, default=1000, help="greedy hands played for the final line")
+    p.add_argument("--hands", dest="eval_episodes", type=int, default=1000, help="greedy hands played for the final line")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the trained network's weights are saved")
+    p.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",
+                   help="where torch runs (auto: cuda if available); the GPU path has not been run")
     return p.parse_args()
 
 
@@ -102,8 +110,10 @@ def evaluate(agent: Agent, args: argparse.Namespace) -> tuple[float, float, floa
     obs, info = env.reset(seed=args.seed + 10_000)
     points: list[float] = []
     while len(points) < args.eval_episodes:
-        logits = agent.actor(torch.as_tensor(obs)).masked_fill(~torch.as_tensor(info["action_mask"]), -1e9)
-        obs, _, term, trunc, info = env.step(logits.argmax(-1).numpy())
+        device = next(agent.parameters()).device
+        logits = agent.actor(torch.as_tensor(obs, device=device)).masked_fill(
+            ~torch.as_tensor(info["action_mask"], device=device), -1e9)
+        obs, _, term, trunc, info = env.step(logits.argmax(-1).cpu().numpy())
         points.extend(hand_points(info, term | trunc).tolist())
     pts = np.asarray(points[:args.eval_episodes])
     half = 1.96 * float(pts.std(ddof=1)) / np.sqrt(len(pts)) if len(pts) > 1 else float("nan")
@@ -112,25 +122,27 @@ def evaluate(agent: Agent, args: argparse.Namespace) -> tuple[float, float, floa
 
 def main() -> None:
     args = parse_args()
+    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                          "cpu" if args.device == "auto" else args.device)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     envs = make_env(args, args.num_envs, args.deadwood_shaping)
     n, t_len = args.num_envs, args.num_steps
     obs_size, n_actions = envs.single_observation_space.shape[0], envs.single_action_space.n
-    agent = Agent(obs_size, n_actions)
+    agent = Agent(obs_size, n_actions).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     batch = n * t_len
     minibatch = batch // args.num_minibatches
     iterations = max(1, args.total_timesteps // batch)
 
-    obs_buf = torch.zeros((t_len, n, obs_size))
-    mask_buf = torch.zeros((t_len, n, n_actions), dtype=torch.bool)
-    act_buf = torch.zeros((t_len, n), dtype=torch.long)
-    logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((t_len, n)) for _ in range(4))
+    obs_buf = torch.zeros((t_len, n, obs_size), device=device)
+    mask_buf = torch.zeros((t_len, n, n_actions), dtype=torch.bool, device=device)
+    act_buf = torch.zeros((t_len, n), dtype=torch.long, device=device)
+    logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((t_len, n), device=device) for _ in range(4))
 
     next_obs, info = envs.reset(seed=args.seed)
-    next_obs, next_mask = torch.as_tensor(next_obs), torch.as_tensor(info["action_mask"])
-    next_done = torch.zeros(n)
+    next_obs, next_mask = torch.as_tensor(next_obs, device=device), torch.as_tensor(info["action_mask"], device=device)
+    next_done = torch.zeros(n, device=device)
     recent = deque(maxlen=1000)  # net points of the last hands (unshaped)
     start = time.time()
     for it in range(1, iterations + 1):
@@ -139,22 +151,22 @@ def main() -> None:
             with torch.no_grad():
                 action, logp, _, value = agent.act(next_obs, next_mask)
             act_buf[step], logp_buf[step], val_buf[step] = action, logp, value
-            obs, reward, term, trunc, info = envs.step(action.numpy())
+            obs, reward, term, trunc, info = envs.step(action.cpu().numpy())
             done = term | trunc
             if trunc.any():  # a cut-off episode (turn cap) is worth its last state's value, not 0
                 rows = np.flatnonzero(trunc)
                 with torch.no_grad():
-                    final = torch.as_tensor(np.stack(info["final_obs"][rows]))
-                    reward[rows] += args.gamma * agent.value(final).numpy()
-            rew_buf[step] = torch.as_tensor(reward, dtype=torch.float32)
+                    final = torch.as_tensor(np.stack(info["final_obs"][rows]), device=device)
+                    reward[rows] += args.gamma * agent.value(final).cpu().numpy()
+            rew_buf[step] = torch.as_tensor(reward, dtype=torch.float32, device=device)
             recent.extend(hand_points(info, done).tolist())
-            next_obs, next_mask = torch.as_tensor(obs), torch.as_tensor(info["action_mask"])
-            next_done = torch.as_tensor(done, dtype=torch.float32)
+            next_obs, next_mask = torch.as_tensor(obs, device=device), torch.as_tensor(info["action_mask"], device=device)
+            next_done = torch.as_tensor(done, dtype=torch.float32, device=device)
 
         with torch.no_grad():  # GAE; same-step autoreset: done[t + 1] marks step t as an episode's last
             next_value = agent.value(next_obs)
             adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(n)
+            last = torch.zeros(n, device=device)
             for t in reversed(range(t_len)):
                 nonterminal = 1.0 - (next_done if t == t_len - 1 else done_buf[t + 1])
                 nxt = next_value if t == t_len - 1 else val_buf[t + 1]
@@ -184,6 +196,8 @@ def main() -> None:
         print(f"iter {it}/{iterations} steps {it * batch} SPS {sps} points/hand(last {len(recent)}) {mean_pts:+.2f}",
               flush=True)
     envs.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(agent.state_dict(), args.out)
     pts, half, win = evaluate(agent, args)
     print(f"eval: greedy vs {args.opponent}: {pts:+.2f} points/hand [{pts - half:+.2f}, {pts + half:+.2f}] "
           f"(95% CI), hand win rate {win:.1%} over {args.eval_episodes} hands")

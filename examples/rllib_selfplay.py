@@ -73,7 +73,7 @@ POLICY_ID = "shared"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/docs/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=200_000, help="env steps (decisions of both seats) of training")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")

@@ -11,7 +11,7 @@ envs, each wrapped in ``Monitor``); MaskablePPO reads the legal actions from the
   the env's shaping terms ``phi(s') - phi(s)`` telescope (leave the best policy unchanged) only
   undiscounted.
 * ``deadwood_shaping=0.5``: without it a fresh policy almost never knocks, nearly every hand is
-  void (0 points), and PPO sees no signal (-0.2 points/hand after 100k steps). With it,
+  void (0 points), and PPO sees no signal (docs/conformance.md, "Deadwood shaping"). With it,
   lowering the best reachable deadwood pays at once; the terms cancel over the hand.
 * ``gae_lambda=0.8`` (SB3's default is 0.95) with 128 x 128 MLPs: the advantages lean on the
   near shaping terms while the critic learns. At 100k steps this took the policy from +4 to
@@ -56,7 +56,7 @@ DEFAULT_OUT = Path("runs/examples/sb3_maskable_ppo/model.zip")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/docs/test_examples_cli.py)
     p.add_argument("--timesteps", dest="total_timesteps", type=int, default=100_000, help="learner steps of training")
     p.add_argument("--seed", type=int, default=0, help="seeds training and the evaluation deals")
     p.add_argument("--n-envs", type=int, default=8, help="environments in make_vec_env")

@@ -39,7 +39,7 @@ Measured at the default budget (the command above, Tianshou 2.0.1, CPU torch, 20
 204,800 learner steps in 3.0 min on a 2-core machine, then +46.66 [+45.52, +47.81]
 points/hand against ``random`` (95% CI, 2000 hands) and -24.61 [-25.52, -23.70] against
 ``simple``; the same lines on a second run. The table of all the library examples is in
-docs/libraries.md (record: docs/figures/libraries.json). ``tests/test_tianshou.py`` runs this file at a tiny budget,
+docs/libraries.md (record: docs/figures/libraries.json). ``tests/integrations/test_tianshou.py`` runs this file at a tiny budget,
 which checks that it runs, not what it learns.
 """
 
@@ -82,7 +82,7 @@ def layer_sizes(text: str) -> list[int]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/docs/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=200_000, help="learner steps of training")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")

@@ -77,7 +77,7 @@ DEFAULT_POLICY = Path(__file__).resolve().parents[1] / "runs" / "examples" / "to
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/test_examples_cli.py)
+    # the examples' common flags: --timesteps, --hands, --seed, --out, --device (tests/docs/test_examples_cli.py)
     p.add_argument("--timesteps", type=int, default=100_000, help="learner steps of training (env frames)")
     p.add_argument("--hands", type=int, default=2000,
                    help="hands of the final evaluation against each opponent (duplicate deals: rounded up to even)")

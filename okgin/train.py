@@ -1,7 +1,7 @@
 """PPO self-play trainer for Oklahoma Gin (after CleanRL's ``ppo.py``).
 
     python train.py                                   # the quick config: about 5 CPU minutes, beats simple
-    python train.py --config configs/default.yaml     # the recipe of the shipped agent
+    python train.py --config configs/default.yaml     # stage 1 of the shipped agent's recipe
     python train.py --config configs/default.yaml --set learning_rate=1e-4 --set num_envs=2048
     python train.py --resume runs/<run>/checkpoint.pt # continue a killed run where it left off
     torchrun --nproc_per_node 2 train.py --config ... # data-parallel (gloo on CPU, nccl on GPU)
@@ -52,7 +52,7 @@ from okgin_trainer.training import TrainResult, evaluate_policy, make_learner, t
 from okgin_trainer.update import explained_variance, ppo_loss, ppo_update  # noqa: E402,F401  (API)
 
 #: ``python train.py`` with no --config runs the quick config. It ships inside the package (okgin/quick.yaml), so
-#: ``okgin-train`` works installed from a wheel too; configs/quick.yaml is the same file (tests/test_train.py checks).
+#: ``okgin-train`` works installed from a wheel too; configs/quick.yaml is the same file (tests/trainer/test_train.py checks).
 DEFAULT_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "quick.yaml")
 
 

@@ -7,5 +7,5 @@ matches between registered agents, and the ratings of everyone on one scale (doc
 * ``okgin.arena.ladder`` / ``okgin.arena.sandbox``: the ladder and its plug-in bots' separate processes;
 * ``okgin.arena.cli``: the ``okgin-arena`` command (``python -m okgin.arena``).
 
-Needs the ``arena`` extra: ``pip install 'okgin[arena]'``.
+Needs the ``arena`` extra: ``pip install -e '.[arena]'`` in the checkout.
 """

@@ -38,7 +38,7 @@ try:
     from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.exc import IntegrityError, OperationalError
 except ImportError as e:  # pragma: no cover - the arena extra is missing
-    raise ImportError("the results store needs the 'arena' extra: pip install 'okgin[arena]' "
+    raise ImportError("the results store needs the 'arena' extra: pip install -e '.[arena]' in the checkout "
                       f"(SQLAlchemy 2, Alembic, psycopg 3): {e}") from None
 
 from okgin.arena import schema
