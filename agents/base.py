@@ -1,24 +1,29 @@
-"""The one interface every okgin agent has.
+"""The bundled bots' base class and their input check.
 
-An agent is stateless between calls: ``act`` sees a batch of observations and legal-action
-masks (rows may come from different games, seats and moments) and returns one legal action
-per row. Everything a player may know is in the observation (``okgin_env.game.observation``), so
-no agent ever reads the game state. Randomised agents draw from their own
+Every agent meets ``okgin_env.Agent`` (the one protocol: ``act(observations, action_masks) ->
+actions``, defined in ``okgin_env.agent_specs``); ``Bot`` is that protocol plus a display ``name``
+and a repr, for the bots of this package to build on.
+
+An agent is stateless between calls: ``act`` sees a batch of observations and legal-action masks
+(rows may come from different games, seats and moments) and returns one legal action per row.
+Everything a player may know is in the observation (``okgin_env.game.observation``), so no agent
+ever reads the game state. Randomised agents draw from their own
 ``np.random.Generator``, seeded when they are made.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import numpy as np
 
+from okgin_env.agent_specs import Agent
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.observation import OBS_SIZE
 
 
-class Agent(ABC):
-    """A batched policy: ``act(observations, action_masks) -> actions``."""
+class Bot(Agent):
+    """A bundled bot: the ``Agent`` protocol's batched ``act`` with a ``name`` and a repr."""
 
     name: str = "agent"
 

@@ -60,7 +60,7 @@ from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.jit import kernel
 
 from . import kernels as k
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ HOLD_CHANCE, HOLD_STOCK, WALL_STOCK = _IDX["hold_gin_chance"], _IDX["hold_stock"
 GAME_KNOCK_NOW = _IDX["game_knock_now"]
 
 
-class ExpertAgent(Agent):
+class ExpertAgent(Bot):
     """A strong heuristic player (see the module docstring for its policy). Deterministic."""
 
     name = "expert"

@@ -8,10 +8,10 @@ from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.jit import kernel
 
 from . import kernels as k
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 
 
-class GreedyAgent(Agent):
+class GreedyAgent(Bot):
     """Greedy play on deadwood alone.
 
     * Draw: takes the top discard (also the upcard on the offer) if, after taking it and

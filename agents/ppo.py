@@ -47,7 +47,7 @@ from okgin_env.features.learner import (  # noqa: F401
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.observation import OBS_SIZE, OBS_VERSION
 
-from .base import Agent
+from .base import Bot
 
 CHECKPOINT_FORMAT = "okgin-ppo"
 CHECKPOINT_VERSION = 1
@@ -195,7 +195,7 @@ class ActorCritic(nn.Module):
 
 
 # ---------------------------------------------------------------------------- agent
-class PPOAgent(Agent):
+class PPOAgent(Bot):
     """A trained :class:`ActorCritic` behind the agents' batched ``act(obs, mask)`` surface.
 
     ``deterministic=True`` (default) plays the most probable legal action; ``False`` samples

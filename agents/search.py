@@ -51,6 +51,7 @@ import dataclasses
 
 import numpy as np
 
+from okgin_env.agent_specs import Agent
 from okgin_env.features.determinize import determinize, splitmix64, unit_float
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from okgin_env.game.cards import CARD_POINTS, NUM_CARDS
@@ -60,7 +61,7 @@ from okgin_env.game.observation import DISCARD_DEADWOOD, SCORES, STOCK_SCALE, ST
 from okgin_env.game.rules import Rules
 
 from . import kernels as k
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 from .expert import ExpertAgent
 from .simple import simple_actions
 
@@ -102,7 +103,7 @@ class SearchSettings:
         return dataclasses.replace(self, extra=extra)
 
 
-class SearchAgent(Agent):
+class SearchAgent(Bot):
     """Determinized Monte Carlo search over the expert's candidate actions (module docstring)."""
 
     name = "search"

@@ -61,7 +61,6 @@ from typing import Sequence
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
 
 import okgin_agents as agents  # noqa: E402
-from okgin_agents.base import Agent
 from okgin_trainer.matches import (  # noqa: F401  (API)
     MAX_HANDS_PER_GAME,
     GameMatchResult,
@@ -98,7 +97,7 @@ from okgin.human_results import HUMAN_RESULTS_FORMAT, human_matches, human_repor
 from okgin.ratings import bradley_terry, rating_anchor, rating_table  # noqa: F401  (API)
 from okgin.sharding import Shard
 from okgin.report_tables import format_games, format_matches, format_paired, format_ratings
-from okgin_env.agent_specs import AgentOutputError
+from okgin_env.agent_specs import Agent, AgentOutputError
 from okgin_env.game.rules import Rules
 
 PROG = "evaluate.py"  #: how error lines name the program

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin_env.agent_specs import AgentOutputError, checked_actions, is_registered
+from okgin_env.agent_specs import Agent, AgentOutputError, checked_actions, is_registered, make_agent
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts, action_text
 from okgin_env.game.cards import card_text, parse_card
 from okgin_env.game.core import Phase, StepOutput, VectorGame
@@ -67,12 +67,11 @@ def parse_rules(items: Sequence[str]) -> Rules:
         raise UsageError(f"bad --rules: {e}") from None
 
 
-def make_agent(spec: str, seed: int, rules: Rules | None = None):
-    """``agents.make`` (for the table's ``rules``: a search bot simulates them) with any failure turned
-    into a one-line usage error."""
-    import okgin_agents as agents
+def seat_bot(spec: str, seed: int, rules: Rules | None = None) -> Agent:
+    """The bot ``spec`` names, seated at a table of ``rules`` (``make_agent``: a search bot simulates
+    them), with any failure turned into a one-line usage error."""
     try:
-        return agents.make(spec, seed=seed, rules=rules)
+        return make_agent(spec, seed=seed, rules=rules)
     except Exception as e:  # noqa: BLE001 - unknown spec, missing/corrupt checkpoint, ...
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f"bad agent spec {spec!r}: {msg}") from None

@@ -48,13 +48,13 @@ from okgin.human_table import (  # noqa: F401
     check_log,
     command_for,
     illegal_reason,
-    make_agent,
     move_words,
     new_game,
     opponent_seed,
     parse_command,
     parse_rules,
     result_key,
+    seat_bot,
 )
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text  # noqa: F401
 from okgin_env.game.cards import NUM_CARDS, card_text, cards_of
@@ -220,7 +220,7 @@ def watch_screen(t: Table, mover: int | None, scr: Screen) -> str:
 
 def play_human(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec = args.opponent
-    opp = make_agent(spec, opponent_seed(seed, 0), rules)
+    opp = seat_bot(spec, opponent_seed(seed, 0), rules)
     names = ("You", agent_name(spec))
     t = Table(rules, args.hand_only, seed, names, ("human", spec))
     interactive = sys.stdin.isatty()
@@ -303,7 +303,7 @@ def _end_of_hand(t: Table, info: dict, opp_moves: list[str], scr: Screen, intera
 
 def watch(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec_a, spec_b = args.watch
-    bots = (make_agent(spec_a, opponent_seed(seed, 0), rules), make_agent(spec_b, opponent_seed(seed, 1), rules))
+    bots = (seat_bot(spec_a, opponent_seed(seed, 0), rules), seat_bot(spec_b, opponent_seed(seed, 1), rules))
     na, nb = agent_name(spec_a), agent_name(spec_b)
     names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
     t = Table(rules, args.hand_only, seed, names, (spec_a, spec_b))

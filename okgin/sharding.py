@@ -26,7 +26,8 @@ import sys
 from typing import Callable
 
 import numpy as np
-from okgin_agents.base import Agent
+
+from okgin_env.agent_specs import Agent
 
 
 def launched_by_torchrun() -> bool:

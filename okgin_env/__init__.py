@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from okgin_env.agent_specs import RandomPolicy, make_agent, register_agent
+from okgin_env.agent_specs import Agent, RandomAgent, for_rules, make_agent, register_agent
 from okgin_env.envs.registration import register_envs
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
 from okgin_env.game.cards import card_pretty, card_text, format_cards, parse_card, parse_cards, parse_deck
@@ -27,7 +27,7 @@ _LAZY = {
 
 __all__ = [
     "DRAW_STOCK", "KNOCK", "NUM_ACTIONS", "PASS", "TAKE_DISCARD", "action_text",
-    "RandomPolicy", "make_agent", "register_agent",
+    "Agent", "RandomAgent", "for_rules", "make_agent", "register_agent",
     "card_pretty", "card_text", "format_cards", "parse_card", "parse_cards", "parse_deck",
     "GameState", "HandResult", "Phase", "StepOutput", "VectorGame", "random_legal_actions",
     "OBS_FIELDS", "OBS_SIZE", "OBS_VERSION", "obs_field", "Rules", "register_envs", *_LAZY,

@@ -1,10 +1,10 @@
-"""Agent specs: one way to name a player, resolved without the env depending on the bots.
+"""Agents and agent specs: the one ``Agent`` protocol, the one registry of names, the one ``make_agent``.
 
 An *agent* is any object with the batched ``act(observations (B, OBS_SIZE), action_masks (B, 107))
--> (B,) int64`` surface. A *spec* names one:
+-> (B,) int64`` surface (:class:`Agent`). A *spec* names one:
 
-* ``"random"``: uniformly random legal actions (:class:`RandomPolicy`, built in here because it
-  needs nothing but the mask);
+* ``"random"``: uniformly random legal actions (:class:`RandomAgent`, the one random agent, built in
+  here because it needs nothing but the mask);
 * ``"NAME"`` or ``"NAME:ARG"``: an agent registered with :func:`register_agent` (the bundled bots
   ``greedy``, ``simple``, ``expert``, ``ppo:PATH``, ``search[:K[:PATH]]`` are registered by the
   ``okgin_agents`` package, the checkout's ``agents/`` folder);
@@ -17,25 +17,52 @@ Layering: ``okgin_env`` never imports ``okgin_agents``. Names it does not know a
 ``okgin.agents`` entry-point group (``pyproject.toml`` points it at the ``okgin_agents`` package, whose
 import registers the bundled bots); any installed package can add agents the same way. A
 registered name wins over a module of the same name.
+
+One answer per name, whatever was imported first: a name is registered once (registering it again
+with another factory is an error), so ``make_agent("simple")`` gives the same class before and after
+``import okgin_agents`` and whichever package's entry point loads first.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from okgin_env.game.actions import action_text, legal_listing
+from okgin_env.game.actions import NUM_ACTIONS, action_text, legal_listing
+from okgin_env.game.rules import Rules
 
 ENTRY_POINT_GROUP = "okgin.agents"
 
 
-class RandomPolicy:
-    """Uniformly random legal actions from a seeded generator (the ``"random"`` agent)."""
+@runtime_checkable
+class Agent(Protocol):
+    """What every agent is: ``act(observations, action_masks) -> actions``, batched and stateless.
+
+    ``observations`` (B, OBS_SIZE) float32 and ``action_masks`` (B, 107) bool give one legal action
+    per row, a (B,) int64 array; rows may come from different games, seats and moments. A row
+    without any legal action (a finished game, whose action ``VectorGame.step`` ignores) may get any
+    id. Optional attributes: ``name`` (a display name, :func:`agent_name`), ``uses_observations``
+    (False: it reads only the masks) and ``rules`` (a ``Rules`` the agent simulates, :func:`for_rules`).
+    """
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, OBS_SIZE) observations and (B, 107) masks -> (B,) int64 legal actions."""
+        ...
+
+
+class RandomAgent:
+    """Uniformly random legal actions from a seeded generator: the ``"random"`` agent.
+
+    Defined here, once, so that the env resolves ``"random"`` without the bots and ``okgin_agents``
+    hands out this same class (its ``RandomAgent``). Its draws are ``random_legal_actions`` from
+    ``np.random.default_rng(seed)``: seeded results recorded with it stay as they are.
+    """
 
     name = "random"
     uses_observations = False  #: it reads only the masks (an env may pass it all-zero observations)
@@ -44,12 +71,18 @@ class RandomPolicy:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """A uniformly random legal action per row of ``action_masks`` ((B, 107), or one row (107,))."""
         from okgin_env.game.core import random_legal_actions  # numba kernels load with the core, not with this module
 
         mask = np.asarray(action_masks, bool)
+        if mask.shape[-1:] != (NUM_ACTIONS,) or mask.ndim > 2:
+            raise ValueError(f"action_masks must have shape (B, {NUM_ACTIONS}) or ({NUM_ACTIONS},), got {mask.shape}")
         if mask.ndim == 1:
             return random_legal_actions(mask[None], self.rng)[0]
         return random_legal_actions(mask, self.rng)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
 
 
 @dataclass(frozen=True)
@@ -59,10 +92,11 @@ class AgentEntry:
     factory: Callable[[str | None, int | None], Any]
     usage: str  #: how the spec is written, e.g. "ppo:PATH" or "search[:K[:PATH]]"
     needs_arg: bool = False
+    origin: str = ""  #: the module that registered it (said when another module tries the same name)
 
 
 _REGISTRY: dict[str, AgentEntry] = {
-    "random": AgentEntry(lambda arg, seed: RandomPolicy(seed), "random"),
+    "random": AgentEntry(lambda arg, seed: RandomAgent(seed), "random", origin=__name__),
 }
 _ENTRY_POINTS_LOADED = False
 
@@ -72,12 +106,19 @@ def register_agent(name: str, factory: Callable[[str | None, int | None], Any], 
     """Make ``name`` (and ``name:ARG``) a spec: ``factory(arg, seed)`` returns the agent. ``arg`` is
     None for the bare name and the (stripped) text after the colon otherwise, "" for ``name:``.
 
-    Registering a name again replaces it (a package may override a bundled bot).
+    A name is registered once: registering it again from another module is a ``ValueError`` (a
+    replacement would make the answer depend on which package was imported first). The same module
+    registering it again (a reload) replaces its own entry.
     """
-    key = name.strip().lower()
+    key = name.strip().lower() if isinstance(name, str) else ""
     if not key or ":" in key:
         raise ValueError(f"agent name must be a non-empty word without ':', got {name!r}")
-    _REGISTRY[key] = AgentEntry(factory, usage or name, needs_arg)
+    origin = getattr(factory, "__module__", None) or ""
+    held = _REGISTRY.get(key)
+    if held is not None and held.origin != origin:
+        raise ValueError(f"agent name {key!r} is already registered by {held.origin or 'another module'}; "
+                         f"{origin or 'this factory'} must register its agent under another name")
+    _REGISTRY[key] = AgentEntry(factory, usage or name, needs_arg, origin)
 
 
 def _load_entry_points() -> None:
@@ -110,9 +151,11 @@ def _lookup(name: str) -> AgentEntry | None:
     return _REGISTRY.get(key)
 
 
-def make_agent(spec: str, seed: int | None = None) -> Any:
+def make_agent(spec: str, seed: int | None = None, rules: Rules | None = None) -> Agent:
     """The agent a spec names (see the module docstring); ``seed`` seeds randomised agents.
 
+    ``rules``: the rules of the games it will play (default: the agent's own, ``Rules()``). Only an
+    agent that simulates the game itself (``search``) reads them; see :func:`for_rules`.
     A bad spec raises ``ValueError`` in one line: what was wrong and which specs are valid.
     """
     if not isinstance(spec, str) or not spec.strip():
@@ -132,7 +175,25 @@ def make_agent(spec: str, seed: int | None = None) -> Any:
         raise ValueError(f"unknown agent spec {spec!r}; valid specs: {', '.join(registered_specs())}")
     if not callable(getattr(agent, "act", None)):
         raise ValueError(f"agent spec {spec!r} gave {agent!r}, which has no act(observations, action_masks) method")
-    return agent
+    return agent if rules is None else for_rules(agent, rules)
+
+
+def for_rules(agent: Agent, rules: Rules) -> Agent:
+    """``agent`` playing games under ``rules``.
+
+    An agent that simulates the game to choose its moves (the search bot, or any agent with a ``rules``
+    attribute holding a ``Rules``) must simulate the rules it plays under, or it plans for another
+    game: such an agent is returned as a shallow copy with ``rules`` replaced. Every other agent reads
+    only its observation and mask and is returned as it is.
+    """
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+    current = getattr(agent, "rules", None)
+    if not isinstance(current, Rules) or current == rules:
+        return agent
+    twin = copy.copy(agent)
+    twin.rules = rules
+    return twin
 
 
 def _plugin(spec: str, module_name: str, attr: str, seed: int | None) -> Any:

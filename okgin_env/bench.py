@@ -48,10 +48,10 @@ def bench_vector_env(n: int, seconds: float, seed: int = 0, observing: bool = Fa
     "random" opponent (hand episodes; every step also plays the opponent's moves and re-deals).
     ``observing``: the opponent is given real observations, as one that reads them would be
     (random reads only masks, so by default the env skips writing its views)."""
-    from okgin_env.agent_specs import RandomPolicy
+    from okgin_env.agent_specs import RandomAgent
     from okgin_env.envs.vector import OkginVectorEnv
 
-    opponent = RandomPolicy()
+    opponent = RandomAgent()
     opponent.uses_observations = observing
     env = OkginVectorEnv(n, opponent=opponent)
     rng = np.random.default_rng(seed)

@@ -12,9 +12,10 @@ import torch
 import torch.nn as nn
 import torch.optim as optim
 from okgin_agents.ppo import ActorCritic, network_input
-from okgin_trainer.config import Args, make_agent
+from okgin_trainer.config import Args
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 
+from okgin_env.agent_specs import make_agent
 from okgin_env.features.shaping import potential
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.core import VectorGame

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field, fields
 import yaml
 from okgin_agents.ppo import FEATURES, load_checkpoint
 
-from okgin_env.agent_specs import make_agent as make_agent_spec
-from okgin_env.agent_specs import registered_specs
+from okgin_env.agent_specs import make_agent, registered_specs
 from okgin_env.game.rules import Rules
 
 #: opponent_mix's own opponents besides agent specs
@@ -166,12 +165,6 @@ class Args:
 def key_help() -> dict[str, str]:
     """Config key -> its help text, for every field of ``Args``."""
     return {f.name: f.metadata["help"] for f in fields(Args)}
-
-
-def make_agent(spec: str, seed: int):
-    """The agent a spec names (``okgin_env.agent_specs.make_agent``: a bundled bot, ppo:PATH or module:Attr)."""
-    import okgin_agents  # noqa: F401 - registers the bundled bots (without relying on the installed entry point)
-    return make_agent_spec(spec, seed=seed)
 
 
 def did_you_mean(name: str, valid) -> str:

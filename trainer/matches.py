@@ -22,10 +22,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Callable, NamedTuple, Protocol
 
 import numpy as np
-from okgin_agents.base import Agent
 from okgin_trainer.stats import diff_ci, mean_ci, rate_ci
 
-from okgin_env.agent_specs import agent_name, checked_actions
+from okgin_env.agent_specs import Agent, agent_name, checked_actions
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.core import VectorGame
 from okgin_env.game.rules import Rules

@@ -34,7 +34,7 @@ from okgin_agents.ppo import (
 )
 from okgin_trainer.bc import behaviour_cloning
 from okgin_trainer.checkpoint import move_aside
-from okgin_trainer.config import Args, key_help, make_agent, short_name
+from okgin_trainer.config import Args, key_help, short_name
 from okgin_trainer.matches import play_match
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 from okgin_trainer.pool import Opponents
@@ -42,6 +42,7 @@ from okgin_trainer.resume import TrainingState
 from okgin_trainer.storage import CARRY, Decisions, TurnStorage, per_player_gae
 from okgin_trainer.update import explained_variance, ppo_update
 
+from okgin_env.agent_specs import make_agent
 from okgin_env.features.shaping import potential
 from okgin_env.game.core import VectorGame
 from okgin_env.game.rules import Rules

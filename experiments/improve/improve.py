@@ -46,7 +46,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from okgin import evaluate  # noqa: E402
-from okgin_agents.base import Agent  # noqa: E402
+from okgin_env.agent_specs import Agent  # noqa: E402
 from okgin_agents.expert import ExpertAgent  # noqa: E402
 from okgin_agents.ppo import (  # noqa: E402
     TRAINING_ONLY,

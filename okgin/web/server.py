@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from okgin.human_table import HELP, UsageError, agent_name, make_agent
+from okgin.human_table import HELP, UsageError, agent_name, seat_bot
 from okgin.web.games import REPLAY_PAGE, ApiError, GameSetup, HumanGame, Registry, ReplayGame, WatchGame
 from okgin.web.results import ResultsFile
 from okgin_env.game.rules import Rules
@@ -175,7 +175,7 @@ class WebTable:
 
     def __init__(self, config: WebConfig, make: Callable[[str, int], Any] | None = None) -> None:
         self.config = config
-        self._make = make or make_agent
+        self._make = make or seat_bot
         specs = [config.opponent, *config.allow, *(config.watch or ())]
         self.bots: dict[str, str] = {}  # display name (and spec as written) -> spec
         self._shared: dict[str, SharedAgent] = {}

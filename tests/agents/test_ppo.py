@@ -21,6 +21,7 @@ from okgin_trainer import bc, config
 from okgin_trainer.storage import Decisions
 
 from okgin import train
+from okgin_env.agent_specs import make_agent
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.core import VectorGame, random_legal_actions
 from okgin_env.game.observation import OBS_SIZE, OBS_VERSION
@@ -168,7 +169,7 @@ def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
 def test_the_learner_joins_the_pool_on_schedule_when_it_beats_the_pool_or_while_the_pool_is_empty():
     from okgin_trainer.pool import Opponents
     net = ActorCritic(hidden_sizes=[8])
-    opp = Opponents({"self": 0.5, "snapshot": 0.5}, 4, 3, np.random.default_rng(0), config.make_agent,
+    opp = Opponents({"self": 0.5, "snapshot": 0.5}, 4, 3, np.random.default_rng(0), make_agent,
                     agent_seed=0, model_config=net.config, device=torch.device("cpu"))
     due = lambda it, margin=5.0: opp.snapshot_due(it, every=10, margin=margin, min_hands=100)  # noqa: E731
     assert due(3)  # the pool is empty
@@ -178,7 +179,7 @@ def test_the_learner_joins_the_pool_on_schedule_when_it_beats_the_pool_or_while_
     assert not due(4)
     opp.pool_hands = 100
     assert due(4) and not due(4, margin=0) and not due(4, margin=7.0)
-    only_self = Opponents({"self": 1.0}, 4, 3, np.random.default_rng(0), config.make_agent, agent_seed=0,
+    only_self = Opponents({"self": 1.0}, 4, 3, np.random.default_rng(0), make_agent, agent_seed=0,
                           model_config=net.config, device=torch.device("cpu"))
     assert not only_self.snapshot_due(10, every=10, margin=5.0, min_hands=100)  # no snapshot in the mix
 
@@ -310,7 +311,7 @@ def test_behaviour_cloning_warm_start_imitates_the_bot():
                       hidden_sizes=[64])
     net = ActorCritic(hidden_sizes=args.hidden_sizes, mask_input=True)
     obs, masks, actions, targets, has_target, _ = bc.collect_imitation_data(
-        config.make_agent("simple", seed=0), args, Rules(), seed=5)
+        make_agent("simple", seed=0), args, Rules(), seed=5)
     assert len(obs) == 2048 and masks[np.arange(len(actions)), actions].all() and has_target.any()
 
     def mean_logprob():

@@ -51,7 +51,7 @@ def test_evaluate_makes_its_agents_for_its_rules() -> None:
 
 
 def test_the_tables_make_their_bots_for_their_rules() -> None:
-    from okgin.human_table import make_agent
+    from okgin.human_table import seat_bot
 
-    assert make_agent("search:2", 0, OTHER).rules == OTHER
-    assert make_agent("search:2", 0).rules == Rules()
+    assert seat_bot("search:2", 0, OTHER).rules == OTHER
+    assert seat_bot("search:2", 0).rules == Rules()

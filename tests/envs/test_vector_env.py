@@ -399,16 +399,16 @@ def test_opponent_callable_spec_and_set_opponent():
 def test_mask_only_opponent_gets_zeros_and_plays_as_an_observing_one(options):
     """An opponent with ``uses_observations = False`` (random's) gets a read-only all-zero array and
     real masks; the games go exactly as with the same opponent given real observations."""
-    from okgin_env.agent_specs import RandomPolicy
+    from okgin_env.agent_specs import RandomAgent
 
     seen = []
 
-    class Probe(RandomPolicy):
+    class Probe(RandomAgent):
         def act(self, observations, action_masks):
             seen.append((np.asarray(observations).any(), observations.flags.writeable, action_masks.any(axis=1).all()))
             return super().act(observations, action_masks)
 
-    observing = RandomPolicy()
+    observing = RandomAgent()
     observing.uses_observations = True
     runs = []
     for opponent in (Probe(), observing):

@@ -160,7 +160,7 @@ def test_the_stages_of_the_shipped_agent_fit_together(tmp_path, monkeypatch):
 def test_opponents_may_be_any_agent_spec(tmp_path, monkeypatch):
     """opponent_mix, eval_opponents and bc_agent take plug-in (module:Attr) and checkpoint (ppo:PATH) specs."""
     monkeypatch.chdir(ROOT)
-    plugin, shipped = "okgin_env.agent_specs:RandomPolicy", "ppo:checkpoints/okgin_ppo.pt"
+    plugin, shipped = "okgin_env.agent_specs:RandomAgent", "ppo:checkpoints/okgin_ppo.pt"
     result = train.main(TINY + ["--set", f"run_dir={tmp_path}", "--set", "total_timesteps=128",
                                 "--set", f"opponent_mix={{self: 0.5, '{plugin}': 0.25, '{shipped}': 0.25}}",
                                 "--set", f"eval_opponents=['{plugin}']", "--set", f"best_metric_opponent={plugin}",

@@ -297,7 +297,7 @@ def test_clients_only_pick_bots_from_the_allow_list():
 
     def spy(spec, seed):
         made.append(spec)
-        return play.make_agent(spec, seed)
+        return play.seat_bot(spec, seed)
 
     c = _client(make=spy, opponent="random", allow=("simple",))
     at_start = list(made)
@@ -322,7 +322,7 @@ def test_a_checkpoint_bot_is_made_once_and_shared():
     def slow(spec, seed):
         made.append(spec)
         _time.sleep(0.06)  # every bot slow to make, as the first one is (it imports okgin_agents)
-        return play.make_agent("simple" if spec == ppo else spec, seed)
+        return play.seat_bot("simple" if spec == ppo else spec, seed)
 
     c = _client(make=slow, opponent="random", allow=(ppo,))
     c.app.state.table.warm_up()
@@ -353,7 +353,7 @@ class _IllegalBot:
 
 
 def _with_illegal_simple(spec, seed):
-    return _IllegalBot() if spec == "simple" else play.make_agent(spec, seed)
+    return _IllegalBot() if spec == "simple" else play.seat_bot(spec, seed)
 
 
 def test_a_bot_that_plays_an_illegal_move_is_a_clear_error_that_shows_no_hidden_card():
