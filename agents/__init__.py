@@ -45,6 +45,15 @@ for _name, _cls in BASELINES.items():
 register_agent("ppo", _load_ppo, usage="ppo:PATH")
 register_agent("search", make_search, usage="search[:K[:PATH]]")
 
+
+def _load_llm(arg: str | None, seed: int | None) -> Agent:
+    from . import llm  # lazy: the openai client is only imported when a model is seated
+
+    return llm.make_llm(arg, seed)
+
+
+register_agent("llm", _load_llm, usage="llm:MODEL@BASE_URL", needs_arg=True)
+
 SPECS = registered_specs()  #: what ``make`` accepts (as written in messages)
 
 
