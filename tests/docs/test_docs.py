@@ -445,6 +445,8 @@ def unrecorded_figures(path: Path, root: Path = ROOT, folder: Path = FIGURES) ->
             continue
         bare = CODE_SPAN.sub("", INLINE.sub("", line))
         for m in FIGURE_LIKE.finditer(bare):
+            if re.search(r"\bdefaults?(?: (?:is|to|of))?:?\s*$", bare[:m.start()]):
+                continue  # "(default -0.1)": a setting's value, not a measurement
             if backing and re.search(r"(?<![\d.])" + re.escape(m.group(0)) + r"(?!\d)", backing):
                 continue
             found.append(f"{rel}:{first + i}: {m.group(0)!r} has no record: {line.strip()[:90]!r}")
@@ -455,7 +457,8 @@ def test_every_figure_on_a_user_page_comes_from_a_record():
     """Measured-looking text (results, intervals, rates, times, speed-ups) on any page outside the dated
     history must be a marked figure of a record: docs/figures/README.md says how."""
     found = [f for page in pages() if page.relative_to(ROOT).as_posix() not in DATED for f in unrecorded_figures(page)]
-    assert not found, f"{len(found)} figure(s) without a record:\n" + "\n".join(found)
+    assert not found, (f"{len(found)} figure(s) without a record (show a measurement as a record's figure, "
+                       f"docs/figures/README.md; write a setting's value in code, `30 s`):\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("text, flagged", [
@@ -467,6 +470,7 @@ def test_every_figure_on_a_user_page_comes_from_a_record():
     ("the first start takes 126 s", "'126 s'"),
     ("```\nhuman  simple  10  0.036 [0.003, 0.326]\n```", "'0.036'"),
     ("```text\nReady in 4.2 s.\n```", "'4.2 s'"),
+    ("the learner scored -0.1 by default", "'-0.1'"),
 ])
 def test_the_unrecorded_figure_check_flags_measurements(tmp_path, text, flagged):
     root = _tiny_repo(tmp_path, PAGE + "\n" + text + "\n", VALUES)
@@ -477,6 +481,7 @@ def test_the_unrecorded_figure_check_flags_measurements(tmp_path, text, flagged)
 def test_the_unrecorded_figure_check_passes_marked_figures_code_and_rules(tmp_path):
     text = ("Cards: `7h`, `k 8s`; `--scale 0.001`; a 256x256 MLP; knock limit 10, gin bonus 25; deal 1024 games;\n"
             "seed 0 and 20,000 hands on 400k decisions; `python train.py --set learning_rate=3e-5`.\n"
+            "The reward of an illegal move (default -0.1) and `max_backoff` (`30 s`) are settings.\n"
             "```python\nstate = game.get_state([3, 5])  # rows 3 and 5; --scale 0.001\n```\n")
     root = _tiny_repo(tmp_path, PAGE + "\n" + text, VALUES)
     assert unrecorded_figures(root / "docs" / "page.md", root, root / "docs" / "figures") == []
