@@ -14,7 +14,7 @@ from okgin_trainer.stats import mean_ci, rate_ci
 from okgin.report_tables import format_games, format_matches
 from okgin_env.game.rules import Rules
 
-HUMAN_RESULTS_FORMAT = "okgin-human-results"  #: okgin.web.server.RESULTS_FORMAT (one finished game a line)
+HUMAN_RESULTS_FORMAT = "okgin-human-results"  #: okgin.web.results.RESULTS_FORMAT (one finished game a line)
 
 
 def read_human_results(path: str) -> tuple[list[dict], int]:

@@ -1,70 +1,35 @@
-"""The HTTP side of the web table: routes, body reading, error answers and the middleware stack.
+"""The web table's HTTP layer: the routes, the error answers, the middleware stack and the app.
 
-Every endpoint reads its body within the size limit, hands the work to ``WebTable`` in a worker
-thread (``run_in_threadpool``: bot moves and replays never block the event loop) and answers
-JSON; every refusal is a 4xx ``{"error", "status"}``, a bug a 500 without a traceback.
+Every endpoint reads its body within the size limit (``okgin.web.handlers``), hands the work to the
+service (``okgin.web.service.WebTable``) in a worker thread (``run_in_threadpool``: bot moves and
+replays never block the event loop) and answers JSON; every refusal is a 4xx ``{"error", "status"}``
+(its status from ``handlers.STATUS``), a bug a 500 without a traceback. Safety rules (docs/play.md):
+only this server's own page may change anything: a foreign ``Host`` is refused (Starlette's
+``TrustedHostMiddleware``), a state-changing request from another origin is 403, a POST that is not
+``application/json`` 415, and every answer forbids framing and sniffing (``okgin.web.guard``);
+request bodies over ``max_body`` bytes are refused (413) before they are read in full, JSON nested
+deeper than ``MAX_JSON_DEPTH`` is 400.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Callable
 
 import anyio
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from okgin.human_table import UsageError
-from okgin.web.games import ApiError
 from okgin.web.guard import SameOriginMiddleware, SecurityHeadersMiddleware, error
-from okgin.web.server import STATIC_DIR, WebConfig, WebTable, parse_body
-
-_DIGITS = re.compile(r"[0-9]+")
-Handler = Callable[[Request], Awaitable[tuple[int, Any]]]
-
-
-async def read_body(request: Request, limit: int) -> Any:
-    """The body as JSON, refused (413) past ``limit`` bytes without reading the rest."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if _DIGITS.fullmatch(declared) is None:  # ASCII only: '²'.isdigit() is True but int('²') fails
-            raise ApiError(400, f"the Content-Length header must be a non-negative integer, got {declared[:20]!r}")
-        if len(declared) > 18 or int(declared) > limit:  # 18 digits: no int() of a 5,000-digit string
-            raise ApiError(413, f"request body too large: at most {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"request body too large: at most {limit} bytes")
-        chunks.append(chunk)
-    return await run_in_threadpool(parse_body, b"".join(chunks))
-
-
-async def read_object(request: Request, limit: int) -> dict:
-    body = await read_body(request, limit)
-    if not isinstance(body, dict):
-        raise ApiError(400, f"the body must be a JSON object, got {type(body).__name__}")
-    return body
-
-
-def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """An endpoint that answers ``handler``'s (status, payload) as JSON and its refusals as 4xx JSON."""
-    async def endpoint(request: Request) -> Response:
-        try:
-            status, payload = await handler(request)
-        except ApiError as e:
-            return error(e.status, e.message, **e.extra)
-        except UsageError as e:  # e.g. a checkpoint removed after the server started, a bot's bad move
-            return error(400, str(e))
-        return JSONResponse(payload, status_code=status, headers={"Cache-Control": "no-store"})
-    return endpoint
-
+from okgin.web.handlers import STATIC_DIR, guarded, read_body, read_object
+from okgin.web.service import WebConfig, WebTable
 
 REPLAY_WORKERS = 1  #: replays built at once: more would only share the interpreter lock with the players
 
@@ -153,3 +118,25 @@ def middleware(config: WebConfig) -> list[Middleware]:
     return [Middleware(SecurityHeadersMiddleware),
             Middleware(TrustedHostMiddleware, allowed_hosts=config.hosts(), www_redirect=False),
             Middleware(SameOriginMiddleware)]
+
+
+# ----------------------------------------------------------------------------- the ASGI app
+
+def create_app(config: WebConfig | None = None, make: Callable[[str, int], Any] | None = None):
+    """The Starlette app: the page at ``/``, its files under ``/static``, the JSON API under ``/api``.
+
+    Raises ``UsageError`` (one line) when a bot of the allow-list cannot be made or the results
+    file cannot be written.
+    """
+    table = WebTable(config or WebConfig(), make)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        table.results.flush()  # results a full disk kept in memory: one more try before the server goes
+
+    app = Starlette(routes=routes(table), middleware=middleware(table.config),
+                    exception_handlers=exception_handlers(), lifespan=lifespan)
+    app.router.redirect_slashes = False  # its redirects build a URL from the Host header
+    app.state.table = table
+    return app

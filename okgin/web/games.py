@@ -2,8 +2,9 @@
 
 Each object holds one ``okgin.human_table.Table`` and a ``lock``; the server calls their methods in a
 worker thread with the lock held, so one client's game never sees another's and CPU-heavy work
-(bot moves, replays) stays off the event loop. Refusals are ``ApiError`` (a 4xx and one line);
-nothing is changed by a refused request.
+(bot moves, replays) stays off the event loop. Refusals are ``okgin.web.errors`` (``Invalid``,
+``NotFound``, ``Conflict``: one line each, no HTTP status: the HTTP layer gives those); nothing is
+changed by a refused request.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from okgin_agents import for_rules
 
 from okgin.human_table import (
     HELP,
@@ -32,34 +32,19 @@ from okgin.human_table import (
     parse_command,
     plain_name,
 )
+from okgin.web.errors import Conflict, Invalid, NotFound
 from okgin.web.results import RESULTS_FORMAT, RESULTS_VERSION
 from okgin.web.views import PHASE_PROMPT, card_json, frame_json, hand_json, legal_json, player_or_none, result_json
+from okgin_env.agent_specs import for_rules
 from okgin_env.game.actions import DRAW_STOCK, NUM_ACTIONS
 from okgin_env.game.cards import NUM_CARDS, card_pretty, card_text, cards_of
 from okgin_env.game.core import Phase
 from okgin_env.game.rules import Rules
 from okgin_env.render.text import knock_limit_words, pile_top
 
-def _for_rules(agent: Any, rules: Rules) -> Any:
-    """``okgin_agents.for_rules``: a bot that simulates the game (search) plans for this game's rules."""
-    from okgin_agents import for_rules  # lazy, as table.make_agent imports the bots
-
-    return for_rules(agent, rules)
-
-
 NEXT_WORDS = ("", "n", "next", "next hand", "enter")  #: commands that deal on after a showdown
 MAX_REPLAY_MOVES = 10_000  #: moves a replayed log may hold (a human game to 100 has a few hundred)
 REPLAY_PAGE = 100  #: most frames one replay request answers
-
-
-class ApiError(Exception):
-    """A request the API refuses: HTTP ``status`` (4xx) and a one-line message; nothing was changed."""
-
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.extra = extra
 
 
 @dataclass(frozen=True)
@@ -100,7 +85,7 @@ class HumanGame:
         s = self.setup
         self.name = plain_name(s.spec)
         self.table = Table(s.rules, s.hand_only, s.seed, ("You", self.name), ("human", s.spec))
-        self.agent = _for_rules(self.make(s.spec, opponent_seed(s.seed, 0)), s.rules)  # a search bot simulates them
+        self.agent = for_rules(self.make(s.spec, opponent_seed(s.seed, 0)), s.rules)  # a search bot simulates them
         self._bot_moves()
 
     def _bot_moves(self) -> None:
@@ -138,13 +123,13 @@ class HumanGame:
             self._record(abandoned=True)
 
     def play(self, action: Any) -> None:
-        """Apply the human's ``action`` (an id or a terminal command) and the bot's reply; ApiError if refused."""
+        """Apply the human's ``action`` (an id or a terminal command) and the bot's reply; a GameError if refused."""
         t = self.table
         if self.abandoned:
-            raise ApiError(409, "this game was abandoned: start a new game (POST /api/games)")
+            raise Conflict("this game was abandoned: start a new game (POST /api/games)")
         if isinstance(action, str) and self.pending is not None and action.strip().lower() in NEXT_WORDS:
             if t.finished:
-                raise ApiError(409, "the game is over: start a new game (POST /api/games)")
+                raise Conflict("the game is over: start a new game (POST /api/games)")
             self.pending = None
             self.opp_moves = []
             self._bot_moves()
@@ -152,10 +137,10 @@ class HumanGame:
         if self.pending is not None:
             what = "the game is over: start a new game (POST /api/games)" if t.finished else \
                 "the hand is over: deal the next hand with the action \"next\""
-            raise ApiError(409, what)
+            raise Conflict(what)
         a = self._action_id(action)
         if not t.mask[a]:
-            raise ApiError(409, illegal_reason(a, t.state, t.rules, False), allowed=self._allowed())
+            raise Conflict(illegal_reason(a, t.state, t.rules, False), allowed=self._allowed())
         self.opp_moves = []
         info = t.step(a)
         if info is not None:
@@ -167,25 +152,25 @@ class HumanGame:
 
     def _action_id(self, action: Any) -> int:
         if isinstance(action, bool) or not isinstance(action, (int, str)):
-            raise ApiError(400, "'action' must be an action id (an integer 0-106) or a command such as "
-                                "\"s\", \"t\", \"p\", \"7h\", \"k 7h\", \"next\"")
+            raise Invalid("'action' must be an action id (an integer 0-106) or a command such as "
+                          "\"s\", \"t\", \"p\", \"7h\", \"k 7h\", \"next\"")
         if isinstance(action, int):
             if not 0 <= action < NUM_ACTIONS:
-                raise ApiError(400, f"action id {action} is out of range: ids are 0-{NUM_ACTIONS - 1}",
+                raise Invalid(f"action id {action} is out of range: ids are 0-{NUM_ACTIONS - 1}",
                                allowed=self._allowed())
             return action
         if len(action) > 40:
-            raise ApiError(400, "a command is at most 40 characters")
+            raise Invalid("a command is at most 40 characters")
         kind, value = parse_command(action)
         if kind == "action":
             return int(value)
         if kind == "error":
-            raise ApiError(400, value, allowed=self._allowed())
+            raise Invalid(value, allowed=self._allowed())
         if kind == "help":
-            raise ApiError(400, "help is not a move: " + " ".join(HELP.split()), allowed=self._allowed())
+            raise Invalid("help is not a move: " + " ".join(HELP.split()), allowed=self._allowed())
         if kind == "quit":
-            raise ApiError(400, "quit is not a move here: start a new game or close the page")
-        raise ApiError(400, "empty command: send a move such as \"s\" or \"7h\"", allowed=self._allowed())
+            raise Invalid("quit is not a move here: start a new game or close the page")
+        raise Invalid("empty command: send a move such as \"s\" or \"7h\"", allowed=self._allowed())
 
     # --------------------------------------------------------------------- the view
 
@@ -285,12 +270,12 @@ class WatchGame:
 
     def __post_init__(self) -> None:
         self.table = Table(self.rules, self.hand_only, self.seed, self.names, self.specs)
-        self.bots = [_for_rules(self.make(self.specs[p], opponent_seed(self.seed, p)), self.rules) for p in (0, 1)]
+        self.bots = [for_rules(self.make(self.specs[p], opponent_seed(self.seed, p)), self.rules) for p in (0, 1)]
 
     def step(self) -> dict[str, Any]:
         t = self.table
         if t.finished:
-            raise ApiError(409, "the watched game is over: start a new one (POST /api/watches)")
+            raise Conflict("the watched game is over: start a new one (POST /api/watches)")
         p = t.current
         a = bot_action(self.bots[p], self.specs[p], t, "agent")  # both hands are shown here: the full message
         info = t.step(a)
@@ -316,10 +301,10 @@ class ReplayGame:
         try:
             log = check_log(data, "the uploaded file")
         except UsageError as e:
-            raise ApiError(400, str(e)) from None
+            raise Invalid(str(e)) from None
         n = sum(len(h["actions"]) for h in log["hands"])
         if n > MAX_REPLAY_MOVES:
-            raise ApiError(400, f"the log holds {n} moves; a replay takes at most {MAX_REPLAY_MOVES}")
+            raise Invalid(f"the log holds {n} moves; a replay takes at most {MAX_REPLAY_MOVES}")
         self.lock = threading.Lock()
         self.names = tuple(log["players"])
         self.specs = tuple(log.get("specs") or self.names)
@@ -341,15 +326,15 @@ class ReplayGame:
         self.table = t = self._fresh()
         for k, h in enumerate(hands):
             if t.finished:
-                raise ApiError(400, f"the log does not replay: the game ended before hand {k + 1}")
+                raise Invalid(f"the log does not replay: the game ended before hand {k + 1}")
             deck = " ".join(card_text(int(c)) for c in t.state.deck[0])
             if deck != " ".join(h["deck"].split()) or int(t.state.dealer[0]) != h["dealer"]:
-                raise ApiError(400, f"the log does not replay: hand {k + 1}'s deal differs from the logged deck/dealer")
+                raise Invalid(f"the log does not replay: hand {k + 1}'s deal differs from the logged deck/dealer")
             for m, (p, a) in enumerate(h["actions"]):
                 if t.out.hand_over[0] and m:
-                    raise ApiError(400, f"the log does not replay: hand {k + 1} ended before its logged moves did")
+                    raise Invalid(f"the log does not replay: hand {k + 1} ended before its logged moves did")
                 if p != t.current or not t.mask[a]:
-                    raise ApiError(400, f"the log does not replay: hand {k + 1}, move {m + 1} is not a legal move")
+                    raise Invalid(f"the log does not replay: hand {k + 1}, move {m + 1} is not a legal move")
                 t.step(a)
 
     def _frame(self, k: int) -> dict[str, Any]:
@@ -369,9 +354,9 @@ class ReplayGame:
         """Frames ``start`` .. ``start + count - 1`` (fewer at the end of the log)."""
         n = self.head["moves"]
         if not 0 <= start <= n:
-            raise ApiError(400, f"'start' must be 0-{n} (the log has {n} moves)")
+            raise Invalid(f"'start' must be 0-{n} (the log has {n} moves)")
         if not 1 <= count <= REPLAY_PAGE:
-            raise ApiError(400, f"'count' must be 1-{REPLAY_PAGE}")
+            raise Invalid(f"'count' must be 1-{REPLAY_PAGE}")
         return [self._frame(k) for k in range(start, min(start + count, n + 1))]
 
 
@@ -402,8 +387,8 @@ class Registry:
             if item is not None:
                 self._items.move_to_end(key)
         if not isinstance(item, kind):
-            raise ApiError(404, f"no {_KIND_WORDS.get(kind, 'item')} with id {key[:40]!r} (unknown, or evicted "
-                                f"after {self.max_items} newer games)")
+            raise NotFound(f"no {_KIND_WORDS.get(kind, 'item')} with id {key[:40]!r} (unknown, or evicted "
+                           f"after {self.max_items} newer games)")
         return item
 
     def __len__(self) -> int:

@@ -1,4 +1,4 @@
-"""The web table's JSON API (okgin.web.server), without a browser: Starlette's TestClient.
+"""The web table's JSON API (okgin.web.endpoints over okgin.web.service), without a browser: Starlette's TestClient.
 
 Covers issue #27's safety rules one test each (bind address, allow-list, unguessable ids, 4xx JSON
 errors that leave the game unchanged, bounded games, body limit, atomic results file), the
@@ -23,7 +23,9 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its TestClie
     from starlette.testclient import TestClient  # noqa: E402
 
 from okgin import evaluate, play  # noqa: E402
-from okgin.web.server import HumanGame, ResultsFile, WebConfig, create_app  # noqa: E402
+from okgin.web import WebConfig, create_app  # noqa: E402
+from okgin.web.games import HumanGame  # noqa: E402
+from okgin.web.results import ResultsFile  # noqa: E402
 from okgin_env.game.cards import card_pretty, card_text, cards_of  # noqa: E402
 
 BASE = "http://127.0.0.1:8000"  #: the server's own origin: TestClient's default Host 'testserver' is refused
@@ -341,7 +343,7 @@ def test_a_checkpoint_bot_is_made_once_and_shared():
                                          ("search:8:runs/x/best.pt", True), ("search", False), ("search:8", False),
                                          ("random", False), ("expert", False), ("mybots:MyBot", False)])
 def test_which_specs_share_one_bot(spec, shared):
-    from okgin.web.server import shared_spec
+    from okgin.web.service import shared_spec
     assert shared_spec(spec) is shared
 
 
@@ -640,7 +642,7 @@ def test_deeply_nested_json_is_400():
 
 
 def test_json_depth_counts_only_structure():
-    from okgin.web.server import json_depth
+    from okgin.web.handlers import json_depth
     assert json_depth(b'{"a": [[1], {"b": "]]]]["}]}') == 3
     assert json_depth(b'"[[[\\"[["') == 0 and json_depth(b"[]") == 1 and json_depth(b"7") == 0
 

@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.browser,
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')")
 uvicorn = pytest.importorskip("uvicorn")
 
-from okgin.web.server import WebConfig, create_app  # noqa: E402
+from okgin.web import WebConfig, create_app  # noqa: E402
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

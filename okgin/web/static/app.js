@@ -1,4 +1,4 @@
-// The okgin web table: plain JavaScript over the JSON API of okgin/web/server.py (docs/play.md).
+// The okgin web table: plain JavaScript over the JSON API of okgin/web/endpoints.py (docs/play.md).
 // Every control is a real <button> whose text or aria-label says what it does, so a screen reader
 // and the browser tests drive the same page a person sees.
 "use strict";
