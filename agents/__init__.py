@@ -5,7 +5,8 @@
     actions = bot.act(observations, action_masks)  # (B, OBS_SIZE), (B, 107) -> (B,) int64
 
 Importing this package registers the bundled bots with ``okgin_env.agent_specs`` (the one registry
-every script and env uses; its ``random`` is ``okgin_env.RandomAgent``): ``greedy``, ``simple``, ``expert``,
+every script and env uses; its ``random`` is ``okgin_env.RandomAgent``): ``greedy``, ``simple``, ``expert``, ``eaai_simple``
+(Neller's SimpleGinRummyPlayer of the EAAI framework, exactly),
 ``search[:K[:PATH]]`` (determinized rollouts, K worlds per action, following a PPO checkpoint if given) and ``ppo:PATH`` (a checkpoint of
 the PPO trainer). ``make`` also accepts a user's ``module:Attr``.
 """
@@ -22,12 +23,14 @@ from okgin_env.agent_specs import (
     registered_specs,
 )
 
+from .eaai_simple import EaaiSimpleAgent
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .search import SearchAgent, make_search
 from .simple import SimpleAgent
 
-BASELINES = {"random": RandomAgent, "greedy": GreedyAgent, "simple": SimpleAgent, "expert": ExpertAgent}
+BASELINES = {"random": RandomAgent, "greedy": GreedyAgent, "simple": SimpleAgent, "expert": ExpertAgent,
+             "eaai_simple": EaaiSimpleAgent}
 
 
 def _load_ppo(path: str | None, seed: int | None) -> Agent:
@@ -64,4 +67,4 @@ make = make_agent
 
 
 __all__ = ["Agent", "BASELINES", "SPECS", "make", "for_rules", "agent_name", "RandomAgent", "GreedyAgent", "SimpleAgent",
-           "ExpertAgent", "SearchAgent"]
+           "ExpertAgent", "SearchAgent", "EaaiSimpleAgent"]

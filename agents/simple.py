@@ -1,4 +1,5 @@
-"""The "simple player" of Gin Rummy AI research (Neller's SimpleGinRummyPlayer)."""
+"""okgin's ``simple`` baseline: a meld-and-knock heuristic in the spirit of the Gin Rummy research
+"simple player", but not that player (``eaai_simple`` is Neller's SimpleGinRummyPlayer exactly)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from .base import Agent, check_batch
 
 
 class SimpleAgent(Agent):
-    """Neller's SimpleGinRummyPlayer, adapted to Oklahoma Gin.
+    """okgin's simple baseline. It is not Neller's SimpleGinRummyPlayer of the EAAI framework
+    (that is ``eaai_simple``): it takes more cards (also to knock at once), throws the highest
+    rank among equal deadwood and has no guard against repeating a {drawn, discarded} pair.
 
     * Draw: takes the top discard (also the upcard on the offer) only if the card is then
       melded in its best (least-deadwood) arrangement of the eleven cards, or taking it
@@ -20,7 +23,7 @@ class SimpleAgent(Agent):
     * Discard: the legal card that leaves the least deadwood -- in practice its
       highest-ranked deadwood card: among equal deadwood the highest rank (K > Q > J);
       remaining ties (same rank, different suits) are broken uniformly at random by its
-      seeded generator, as in Neller's player.
+      seeded generator.
     * Knocks as soon as it may (with that card); never plays on for gin.
     """
 

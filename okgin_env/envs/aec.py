@@ -100,8 +100,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
+from okgin_env.envs.learner import Presenter, Shaping, hand_reward, reward_rule
 from okgin_env.envs.options import (
-    DICT_KEYS,
     ILLEGAL_REWARD,
     EnvConfig,
     observation_space,
@@ -110,8 +110,6 @@ from okgin_env.envs.options import (
 )
 from okgin_env.envs.registration import register_envs
 from okgin_env.features.hand_info import hand_info
-from okgin_env.features.learner import learner_input
-from okgin_env.features.shaping import potential
 from okgin_env.game.actions import NUM_ACTIONS, check_action
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.constants import NUM_KNOCK_LIMITS, UPCARD_POS, Phase
@@ -239,17 +237,14 @@ class raw_env(AECEnv, EzPickle):
                                    for a in AGENTS}
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
         self.state_space = state_box(self.rules)
-        self._obs_key, self._mask_key = DICT_KEYS[self.config.obs_format]
-        self._points = self.config.reward == "points"
-        self._scale = self.config.reward_scale
-        self._shaping = self.config.deadwood_shaping
-        self._phi: list[float | None] = [None, None]  # potential at each player's last decision
+        self._present = Presenter(self.config)  # always a dict here: PettingZoo's classic envs observe one
+        self._rule = reward_rule(self.config)
+        self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, 2)  # per player
         self._act = np.zeros(1, np.int64)
         self._player = -1  # core player id to act, -1 when the episode is over
         self._mask = np.zeros(NUM_ACTIONS, bool)
         self._views: list[dict | None] = [None, None]
         self._plain: list[np.ndarray | None] = [None, None]  # each view's observation without features (shaping)
-        self._features = self.config.features
         self._rewarded = False
         self._knock_limit = 0
         self._last_actions: list[LastAction | None] = [None, None]
@@ -281,7 +276,7 @@ class raw_env(AECEnv, EzPickle):
         self._knock_limit = int(self.game.state.knock_limit[0])
         self._new_turn(out, int(out.current_player[0]))
         if self._shaping:
-            self._phi = [None, None]
+            self._shaping.clear()
             self._shape(self._player)  # the first decision: no reward
         if self.render_mode == "human":
             self.render()
@@ -340,9 +335,7 @@ class raw_env(AECEnv, EzPickle):
         plain, views = self._plain, self._views
         plain[1 - cur] = views[1 - cur] = None  # the other agent's view is built when asked
         plain[cur] = obs
-        if self._features != "raw":
-            obs = learner_input(obs[None], self._features)[0]
-        views[cur] = {self._obs_key: obs, self._mask_key: mask8}
+        views[cur] = self._present.one(obs, self._mask)
         self.infos[AGENTS[cur]]["action_mask"] = mask8
         self.infos[AGENTS[1 - cur]]["action_mask"] = _ZERO_MASK
         self.agent_selection = AGENTS[cur]
@@ -354,11 +347,8 @@ class raw_env(AECEnv, EzPickle):
         self._knock_limit = int(self.game.state.knock_limit[0])  # the next hand's, in game episodes
         for a in AGENTS:
             self.infos[a]["hand_result"] = info
-        if self._points:
-            gains = (float(out.rewards[0, 0]) * self._scale, float(out.rewards[0, 1]) * self._scale)
-        else:
-            winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
-            gains = (0.0, 0.0) if winner < 0 else ((1.0, -1.0) if winner == 0 else (-1.0, 1.0))
+        gains = [hand_reward(self._rule, float(out.rewards[0, p]), info["winner"], info["game_winner"], p)
+                 for p in (0, 1)]
         if gains[0] or gains[1]:
             self.rewards[AGENTS[0]], self.rewards[AGENTS[1]] = gains
             self._rewarded = True
@@ -370,26 +360,20 @@ class raw_env(AECEnv, EzPickle):
     def _shape(self, cur: int) -> None:
         """Add phi(s') - phi(s) to the reward of ``cur``, now at a new decision s' (or, when
         ``cur < 0``, to both players for the episode's end, where phi = 0)."""
-        if cur >= 0:
-            phi = float(potential(self._plain[cur], self._shaping, self._scale))
-            gains = {cur: phi}
-        else:
-            gains = {p: 0.0 for p in (0, 1)}
-        for p, phi in gains.items():
-            if self._phi[p] is not None:
-                self.rewards[AGENTS[p]] += phi - self._phi[p]
+        players = [cur] if cur >= 0 else [0, 1]
+        started = self._shaping.started[players].copy()
+        terms = self._shaping.advance(self._plain[cur] if cur >= 0 else None, cur < 0, players)
+        for p, was_started, term in zip(players, started, terms):
+            if was_started:
+                self.rewards[AGENTS[p]] += float(term)
                 self._rewarded = True
-            self._phi[p] = phi if cur >= 0 else None
 
     # ------------------------------------------------------------------ observe
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         p = _PLAYER[agent]
         view = self._views[p]
         if view is None:  # not the agent to act: its view without a mask, built once
-            obs = self.game.observe(p)[0]
-            if self._features != "raw":
-                obs = learner_input(obs[None], self._features)[0]
-            view = {self._obs_key: obs, self._mask_key: _ZERO_MASK}
+            view = self._present.one(self.game.observe(p)[0], _ZERO_MASK)
             self._views[p] = view
         return view
 
@@ -453,7 +437,7 @@ class OkginAECEnv(raw_env):
     """The raw env with the checks of PettingZoo's classic-env wrapper chain built in, in one class.
 
     ``env()`` returns it. It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
-    TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))`` does (``tests/test_aec_checks.py``
+    TerminateIllegalWrapper(raw_env(), illegal_reward=-1)))`` does (``tests/envs/test_aec_checks.py``
     plays both in lockstep), without their per-step attribute forwarding:
 
     * order: ``step``, ``observe``, ``state``, ``render`` and ``agent_iter`` before ``reset`` raise

@@ -28,7 +28,10 @@ import numpy as np
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
-    from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
+    from stable_baselines3.common.vec_env.base_vec_env import (
+        VecEnvIndices,
+        VecEnvStepReturn,
+    )
 except ImportError as e:  # an optional extra
     raise ImportError("okgin_env.envs.sb3 needs stable-baselines3 (and sb3-contrib for MaskablePPO): "
                       "pip install 'okgin[sb3]'") from e

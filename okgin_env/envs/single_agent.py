@@ -85,11 +85,22 @@ import numpy as np
 from gymnasium import spaces
 
 from okgin_env.agent_specs import checked_actions, resolve_agent
-from okgin_env.envs.options import DICT_KEYS, ILLEGAL_REWARD, EnvConfig, observation_space, parse_reset_options
+from okgin_env.envs.learner import (
+    Presenter,
+    Shaping,
+    hand_reward,
+    learner_action,
+    reward_rule,
+    seed_opponent,
+)
+from okgin_env.envs.options import (
+    ILLEGAL_REWARD,
+    EnvConfig,
+    observation_space,
+    parse_reset_options,
+)
 from okgin_env.features.hand_info import hand_info
-from okgin_env.features.learner import learner_input
-from okgin_env.features.shaping import potential
-from okgin_env.game.actions import NUM_ACTIONS, TERMINAL_ACTION, check_action
+from okgin_env.game.actions import NUM_ACTIONS, TERMINAL_ACTION
 from okgin_env.game.core import StepOutput, VectorGame
 from okgin_env.render.text import (
     LastAction,
@@ -134,13 +145,10 @@ class SingleAgentEnv(gymnasium.Env):
         self.opponent, self.opponent_name = resolve_agent(opponent, what="opponent")
         self.observation_space = observation_space(self.rules, self.config.obs_format, self.config.features)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self._points = self.config.reward == "points"
-        self._scale = self.config.reward_scale
-        self._dict_keys = DICT_KEYS.get(self.config.obs_format)  # (vector key, mask key); None: a plain vector
-        self._features = self.config.features  # the learner's columns; the opponent acts on plain observations
+        self._rule = reward_rule(self.config)
+        self._present = Presenter(self.config)  # the learner's columns; the opponent acts on plain observations
         self._terminate_illegal = self.config.illegal_action == "terminate"
-        self._shaping = self.config.deadwood_shaping
-        self._phi = 0.0  # shaping potential at the learner's current decision (0 when done/off)
+        self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, 1)
         self.seat = 0
         self._act = np.zeros(1, np.int64)
         self._out: StepOutput | None = None
@@ -156,11 +164,7 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         deck, dealer = parse_reset_options(options)
-        game_seed = None
-        if seed is not None:
-            game_seed, opp_seed = np.random.SeedSequence(seed).spawn(2)
-            if isinstance(getattr(self.opponent, "rng", None), np.random.Generator):
-                self.opponent.rng = np.random.default_rng(opp_seed)
+        game_seed = seed_opponent(self.opponent, seed)
         self.seat = int(self.np_random.integers(2)) if self.seat_option == "random" else int(self.seat_option)
         self._last_actions = [None, None]
         self._last_hand = None
@@ -178,8 +182,8 @@ class SingleAgentEnv(gymnasium.Env):
             self._last_actions = [None, None]
             out = self.game.reset()
         self._set_output(out)
-        self._phi = 0.0
-        self._shaping_term(out.observation[0])  # phi(s_0): no reward for it
+        if self._shaping:
+            self._shaping.start(out.observation[0])  # phi(s_0): no reward for it
         # In game episodes the opponent may end a hand before the learner's first decision:
         # its reward is paid with the first step, its result is in this info.
         self._pending_reward = reward
@@ -196,7 +200,7 @@ class SingleAgentEnv(gymnasium.Env):
     def step(self, action: int):
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset() first")
-        a = self._check_action(action)
+        a = learner_action(action, self._mask, self._terminate_illegal)
         if a is None:
             return self._end_illegal()
         if self.render_mode is not None:
@@ -250,10 +254,7 @@ class SingleAgentEnv(gymnasium.Env):
         results.append((info, float(out.rewards[0, self.seat])))
         self._last_hand = info
         self._knock_limit = int(self.game.state.knock_limit[0])
-        if self._points:
-            return float(out.rewards[0, self.seat]) * self._scale
-        winner = info["winner"] if self.config.episode == "hand" else info["game_winner"]
-        return 0.0 if winner < 0 else (1.0 if winner == self.seat else -1.0)
+        return hand_reward(self._rule, float(out.rewards[0, self.seat]), info["winner"], info["game_winner"], self.seat)
 
     def _hands_info(self, info: dict[str, Any], results: list[tuple[dict, float]]) -> None:
         """The info entries of the hands that ended in a reset or step (none when none did)."""
@@ -266,14 +267,6 @@ class SingleAgentEnv(gymnasium.Env):
         self._out = out
         self._done = int(out.current_player[0]) < 0
         self._mask = terminal_mask() if self._done else out.legal_action_mask[0]
-
-    def _check_action(self, action: Any) -> int | None:
-        """The action as an int; None for an action of the space that the mask forbids when
-        illegal actions terminate. Anything else that is not legal raises ``ValueError``."""
-        if self._terminate_illegal and self.action_space.contains(action) and not isinstance(action, bool) \
-                and not self._mask[int(action)]:
-            return None
-        return check_action(action, self._mask)
 
     def _end_illegal(self) -> tuple:
         """``illegal_action="terminate"``: the episode ends at once with ``ILLEGAL_REWARD``
@@ -294,22 +287,18 @@ class SingleAgentEnv(gymnasium.Env):
         (phi(s') = 0 once the episode is over); 0.0 without shaping."""
         if not self._shaping:
             return 0.0
-        phi = 0.0 if self._done else float(potential(obs, self._shaping, self._scale))
-        term, self._phi = phi - self._phi, phi
-        return term
+        return float(self._shaping.advance(None if self._done else obs, self._done, 0))
 
     def _observation(self, obs: np.ndarray) -> np.ndarray | dict[str, np.ndarray]:
-        """``obs`` in the configured ``obs_format``, with the configured ``features`` columns."""
-        if self._features != "raw":
-            obs = learner_input(obs[None], self._features)[0]
-        if self._dict_keys is not None:
-            return {self._dict_keys[0]: obs, self._dict_keys[1]: self._mask.view(np.int8)}
-        return obs
+        """``obs`` as the learner reads it (``features``, ``obs_format``)."""
+        return self._present.one(obs, self._mask)
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "rgb_array":
-            from okgin_env.render.rgb import render_rgb  # lazy: only rgb frames need the drawing module
+            from okgin_env.render.rgb import (
+                render_rgb,  # lazy: only rgb frames need the drawing module
+            )
 
             return render_rgb(self.game.state, self.seat, self.rules, episode=self.config.episode,
                               last_hand=self._shown_hand(), last_actions=self._last_actions, names=self._names())

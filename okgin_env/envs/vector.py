@@ -75,8 +75,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from okgin_env.agent_specs import checked_actions, illegal_action_error, resolve_agent
+from okgin_env.envs.learner import Presenter, Shaping, reward_rule, seed_opponent
 from okgin_env.envs.options import (
-    DICT_KEYS,
     ILLEGAL_REWARD,
     VECTOR_ENV_ARGUMENTS,
     EnvConfig,
@@ -92,18 +92,27 @@ from okgin_env.envs.vector_handle import (
     opponent_move_with_ref,
     views_with_ref,
 )
-from okgin_env.envs.vector_kernels import Booking, EnvArrays, RewardRule, illegal_rows, merge_logs
-from okgin_env.envs.vector_kernels import HandLog as VectorHandLog
+from okgin_env.envs.vector_kernels import (
+    Booking,
+    EndedHandsRecord,
+    Ends,
+    EnvArrays,
+    LearnerStep,
+    illegal_rows,
+    merge_logs,
+)
 from okgin_env.features.hand_info import SUMMARY_FIELDS
-from okgin_env.features.learner import learner_input
-from okgin_env.features.shaping import potential
-from okgin_env.game.actions import NUM_ACTIONS, TERMINAL_ACTION, action_text, legal_listing
+from okgin_env.game.actions import (
+    NUM_ACTIONS,
+    TERMINAL_ACTION,
+    check_action,
+)
 from okgin_env.game.core import HandResult, VectorGame
 from okgin_env.game.observation import OBS_SIZE
-from okgin_env.game.records import plain
+from okgin_env.game.records import Views, plain
 
 
-class HandLog:
+class EndedHands:
     """The hands that ended in each game during one step (or reset): how many, the learner's net
     points, and the last one's result row (a ``HandResult`` used as a buffer)."""
 
@@ -111,7 +120,7 @@ class HandLog:
         self.count = np.zeros(n, np.int32)
         self.net = np.zeros(n, np.float64)
         self.result = HandResult.blank(n)
-        self._arrays = plain(VectorHandLog(self.count, self.net, self.result))  # the arrays are never rebound
+        self._arrays = plain(EndedHandsRecord(self.count, self.net, self.result))  # the arrays are never rebound
 
     def clear(self, games: np.ndarray) -> None:
         """Blank the rows ``games`` (a whole log is blanked by ``core_ref.clear_logs_with_ref``)."""
@@ -121,13 +130,13 @@ class HandLog:
             a[games] = False if a.dtype == bool else -1
 
     def arrays(self) -> tuple:
-        """(count, net, result): how ``vector_kernels.advance`` books into it (``vector_kernels.HandLog``)."""
+        """(count, net, result): how ``vector_kernels.advance`` books into it (``vector_kernels.EndedHandsRecord``)."""
         return self._arrays
 
     @staticmethod
-    def merged(a: "HandLog", b: "HandLog", rows_b: np.ndarray) -> "HandLog":
+    def merged(a: "EndedHands", b: "EndedHands", rows_b: np.ndarray) -> "EndedHands":
         """A new log with ``b``'s rows where ``rows_b`` and ``a``'s elsewhere."""
-        m = HandLog(len(rows_b))
+        m = EndedHands(len(rows_b))
         merge_logs(rows_b, a.arrays(), b.arrays(), m.arrays())
         return m
 
@@ -174,9 +183,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, n)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.action_space = batch_space(self.single_action_space, n)
-        self._points = self.config.reward == "points"
-        self._scale = self.config.reward_scale
-        self._coef = self.config.deadwood_shaping
+        self._present = Presenter(self.config)
+        self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, n)
         self._terminate = self.config.illegal_action == "terminate"
         # per-game state, allocated once. _obs/_mask: the learner's views as returned by the last
         # step (new arrays each step); the core's own mask follows every move.
@@ -185,9 +193,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._seat = np.zeros(n, np.int8)
         self._obs = np.zeros((n, OBS_SIZE), np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), bool)
-        self._phi = np.zeros(n, np.float64)  # potential at the learner's last decision
         self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
-        self._step_log, self._reset_log = HandLog(n), HandLog(n)
+        self._step_log, self._reset_log = EndedHands(n), EndedHands(n)
         self._skipped = np.zeros(n, np.int32)
         self._terminal_mask = np.zeros((n, NUM_ACTIONS), bool)  # final_info's masks: TERMINAL_ACTION only
         self._terminal_mask[:, TERMINAL_ACTION] = True
@@ -211,8 +218,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             seat=self._seat, pending=self._pending, changed=self._changed, actions=self._actions, move=self._move,
             mask=self.game.mask_buffer, opp_idx=self._opp_idx, ended_idx=self._ended_idx, real_idx=self._real_idx,
             skip=self._skip))
-        rule = RewardRule(points=self._points, scale=float(self._scale), game_episode=self._game_episode)
-        self._booking = plain(Booking(rule=rule, step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays()))
+        self._booking = plain(Booking(rule=reward_rule(self.config), step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays()))
         self._ref = env_ref(self._core, self._env_arrays, self._booking)  # all three behind one pointer (core_ref)
         self._ready = False
 
@@ -238,11 +244,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         super().reset(seed=seed)
         self._ready = False
         decks, dealers = self._reset_options(options)
-        game_seed = None
-        if seed is not None:
-            game_seed, opp_seed = np.random.SeedSequence(seed).spawn(2)
-            if isinstance(getattr(self.opponent, "rng", None), np.random.Generator):
-                self.opponent.rng = np.random.default_rng(opp_seed)
+        game_seed = seed_opponent(self.opponent, seed)
         try:
             out = self.game.reset(seed=game_seed, decks=decks, dealers=dealers)
         except ValueError as e:
@@ -254,8 +256,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._skipped[:] = 0
         self._changed[:] = True
         self._settle(np.zeros(self.num_envs), self._all.copy(), 0, None)
-        if self._coef:
-            self._phi = potential(self._obs, self._coef, self._scale).astype(np.float64)
+        if self._shaping:
+            self._shaping.start(self._obs)
         self._ready = True
         return self._observation(), self._info(self._all, self._reset_log.info(self._all))
 
@@ -291,14 +293,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         any_illegal = illegal_rows(a, self.game.mask_buffer, illegal) > 0
         if any_illegal:  # (rare) an action outside the space raises, whatever illegal_action says
             outside = (a < 0) | (a >= NUM_ACTIONS)
-            if outside.any():
-                g = int(np.argmax(outside))
-                raise ValueError(f"action {int(a[g])} in game {g} is out of range 0-{NUM_ACTIONS - 1}; legal "
-                                 f"actions: {legal_listing(self._mask[g])}")
-            if not self._terminate:
-                g = int(np.argmax(illegal))
-                raise ValueError(f"illegal action {int(a[g])} ({action_text(int(a[g]))}) in game {g}; legal "
-                                 f"actions: {legal_listing(self._mask[g])}")
+            if outside.any() or not self._terminate:
+                g = int(np.argmax(outside)) if outside.any() else int(np.argmax(illegal))
+                check_action(int(a[g]), self._mask[g], where=f" in game {g}")  # raises, saying what is legal
         reward = np.zeros(self.num_envs, np.float64)
         clear_logs_with_ref(self._ref)  # self._step_log.clear(), self._reset_log.clear() in one call
         fresh = np.zeros(self.num_envs, bool)  # games whose new episode has not reached the learner yet
@@ -316,16 +313,16 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                                                                           illegal if any_illegal else None)
         if any_illegal:
             reward[illegal] += ILLEGAL_REWARD
-        if self._coef:  # phi(s') - phi(s); phi = 0 after the end (s' of a new episode is its start)
-            phi = potential(self._obs, self._coef, self._scale).astype(np.float64)
-            reward += np.where(done, 0.0, phi) - self._phi
-            self._phi = phi
+        if self._shaping:  # phi(s') - phi(s); phi = 0 after the end, and a new episode starts at its s_0
+            reward += self._shaping.advance(self._obs, done)
+            if done.any():
+                self._shaping.start(self._obs[done], done)
         if not done.any():
             info = self._info(self._all, self._step_log.info(self._all))
         else:
             # hands that ended without ending their episode (game episodes) stay at the top level
             # hands that ended a new episode's first moves (rare) are in the reset log, for the done games
-            hands = HandLog.merged(self._step_log, self._reset_log, done).info(self._all, copy=False) \
+            hands = EndedHands.merged(self._step_log, self._reset_log, done).info(self._all, copy=False) \
                 if self._reset_log.count.any() else self._step_log.info(~done)
             info = self._info(done, hands)
             final_info = {"action_mask": self._terminal_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
@@ -349,9 +346,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         the opponent ends before the learner's first decision is dealt again (``_skipped``).
         """
         n = self.num_envs
-        ends = np.zeros((3, n), bool)
-        done, terminated, truncated = ends  # vector_kernels.Ends, by row
-        step = (reward, fresh, self._obs)  # LearnerStep's plain tuple (naming it costs a microsecond a step)
+        ends = Ends(done=np.zeros(n, bool), terminated=np.zeros(n, bool), truncated=np.zeros(n, bool))
+        done, terminated, truncated = ends.done, ends.terminated, ends.truncated
+        step = plain(LearnerStep(reward=reward, fresh=fresh, obs=self._obs))
         final_obs = final_seat = None
         k = -1  # games the opponent is to move in, once their views are written
         while True:
@@ -359,7 +356,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 final_views = np.empty((n, OBS_SIZE), np.float32)
                 n_ended, n_real, n_skip = close_episodes_with_ref(
                     self._ref, step, self._no_illegal if illegal is None else illegal,
-                    (done, terminated, truncated), final_views)
+                    plain(ends), final_views)
                 if n_real:
                     if final_obs is None:
                         final_obs = np.empty(n, dtype=object)  # numpy fills it with None
@@ -381,7 +378,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
                 k = -1
             if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
                 opp_obs, opp_mask = self._opponent_buffers()
-                k = views_with_ref(self._ref, step, (opp_obs, opp_mask), self._opp_observes)
+                k = views_with_ref(self._ref, step, plain(Views(obs=opp_obs, mask=opp_mask)), self._opp_observes)
             if k == 0:
                 self._mask = self.game.mask_buffer.copy()
                 return done, terminated, truncated, final_obs, final_seat
@@ -405,8 +402,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         acts = checked_actions(self.opponent.act(obs, masks), masks, self.opponent_name, "opponent", idx,
                                check_legal=False)
         opp_obs, opp_mask = self._opponent_buffers()
-        bad, deals, over, k = opponent_move_with_ref(self._ref, idx, acts, (reward, fresh, self._obs),
-                                                     (opp_obs, opp_mask), self._opp_observes)
+        bad, deals, over, k = opponent_move_with_ref(self._ref, idx, acts,
+                                                     plain(LearnerStep(reward=reward, fresh=fresh, obs=self._obs)),
+                                                     plain(Views(obs=opp_obs, mask=opp_mask)), self._opp_observes)
         if bad >= 0:
             raise illegal_action_error(self.opponent_name, acts, masks, bad, "opponent", idx)
         if deals:  # a game episode goes on with a new hand
@@ -416,7 +414,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _advance(self, idx: np.ndarray, acts: np.ndarray, reward: np.ndarray, fresh: np.ndarray) -> int:
         """Play ``acts[j]`` in game ``idx[j]`` and book the hands that end (the learner's reward into
         ``reward``, or the pending one for ``fresh`` episodes); returns how many episodes are over."""
-        deals, over = advance_with_ref(self._ref, idx, acts, (reward, fresh, self._obs))
+        deals, over = advance_with_ref(self._ref, idx, acts, plain(LearnerStep(reward=reward, fresh=fresh, obs=self._obs)))
         if deals:  # a game episode goes on with a new hand
             self.game.deal_next_hands(self.game.core.out.need_deal, self.game.core.out.next_dealer)
         return over
@@ -424,15 +422,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:
         """The learner's view of each ended episode's last state (``views[j]`` for game ``games[j]``)
         into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
-        if self.config.features != "raw":  # one batched call for all the ended games
-            views = learner_input(views[:len(games)], self.config.features)
-        if self.config.obs_format in DICT_KEYS:
-            obs_key, mask_key = DICT_KEYS[self.config.obs_format]
-            for j, i in enumerate(games.tolist()):
-                final[i] = {obs_key: views[j], mask_key: self._terminal_mask[i].astype(np.int8)}
-        else:
-            for j, i in enumerate(games.tolist()):
-                final[i] = views[j]
+        views = self._present.batch(views[:len(games)], self._terminal_mask[games])  # one batched call
+        for j, i in enumerate(games.tolist()):
+            final[i] = {key: v[j] for key, v in views.items()} if isinstance(views, dict) else views[j]
 
     def _info(self, games: np.ndarray, hands: dict[str, Any]) -> dict[str, Any]:
         """Infos: masks, seats, ``hands`` (hand-result entries), episodes skipped in ``games``."""
@@ -448,8 +440,4 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _observation(self) -> Any:
         """The learner's observations in the configured ``obs_format``, with the ``features`` columns
         (computed here, batched: the opponent and shaping read the plain ``_obs``)."""
-        obs = self._obs if self.config.features == "raw" else learner_input(self._obs, self.config.features)
-        if self.config.obs_format in DICT_KEYS:
-            obs_key, mask_key = DICT_KEYS[self.config.obs_format]
-            return {obs_key: obs, mask_key: self._mask.astype(np.int8)}
-        return obs
+        return self._present.batch(self._obs, self._mask)

@@ -13,7 +13,14 @@ from __future__ import annotations
 from numba import types
 from numba.experimental import structref
 
-from okgin_env.envs.vector_kernels import advance_kernel, clear_log, close_episodes, opponent_move, views_kernel
+from okgin_env.envs.vector_kernels import (
+    advance_kernel,
+    clear_named_log,
+    close_episodes,
+    named_booking,
+    opponent_move,
+    views_kernel,
+)
 from okgin_env.game.jit import kernel
 
 
@@ -73,7 +80,7 @@ def close_episodes_with_ref(ref, step, illegal, ends, final_obs):
 
 @kernel
 def clear_logs_with_ref(ref):
-    """``vector_kernels.clear_log`` of the booking's step and reset logs, in one call."""
-    book = ref.book
-    clear_log(book[1])
-    clear_log(book[2])
+    """Blank the booking's step and reset logs (``vector_kernels.clear_named_log``), in one call."""
+    book = named_booking(ref.book)
+    clear_named_log(book.step_log)
+    clear_named_log(book.reset_log)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from okgin_env.envs.reward import RewardRule, hand_reward
 from okgin_env.game.jit import kernel
 from okgin_env.game.kernels import observe, transition
 from okgin_env.game.records import (
@@ -31,7 +32,7 @@ from okgin_env.game.records import (
 # env's arrays as the records below, all as plain tuples (``records.plain``), named again on entry.
 
 
-class HandLog(NamedTuple):
+class EndedHandsRecord(NamedTuple):
     """The hands that ended in each game during one step (or reset)."""
 
     count: np.ndarray  #: (N,) int32 hands ended
@@ -54,21 +55,13 @@ class EnvArrays(NamedTuple):
     skip: np.ndarray  #: (N,) bool ... the others, new episodes that ended before the learner's first decision
 
 
-class RewardRule(NamedTuple):
-    """How the learner is rewarded (fixed for the env)."""
-
-    points: bool  #: its net points times scale, else +-1/0 by the winner
-    scale: float
-    game_episode: bool  #: +-1/0 by the winner of the game, not of the hand
-
-
 class Booking(NamedTuple):
     """How the hands that end are booked for the learner: its reward rule and the hand logs (only
     the kernels that move games take it: each array of a record costs its call a little)."""
 
     rule: RewardRule
-    step_log: HandLog  #: hands that ended in the learner's episodes this step
-    reset_log: HandLog  #: hands that ended in fresh episodes (before the learner's first decision)
+    step_log: EndedHandsRecord  #: hands that ended in the learner's episodes this step
+    reset_log: EndedHandsRecord  #: hands that ended in fresh episodes (before the learner's first decision)
 
 
 class LearnerStep(NamedTuple):
@@ -89,8 +82,8 @@ class Ends(NamedTuple):
 
 @kernel(inline="always")
 def _named_log(log):
-    g = HandLog(*log)
-    return HandLog(g.count, g.net, HandResult(*g.result))
+    g = EndedHandsRecord(*log)
+    return EndedHandsRecord(g.count, g.net, HandResult(*g.result))
 
 
 @kernel(inline="always")
@@ -158,12 +151,7 @@ def _book_hand(i, c, env, book, step):
     """The learner's reward and the hand log of a hand that ended in game i."""
     s = env.seat[i]
     net = np.float64(c.out.rewards[i, s])
-    rule = book.rule
-    if rule.points:
-        r = net * rule.scale
-    else:
-        w = c.result.game_winner[i] if rule.game_episode else c.result.winner[i]
-        r = 0.0 if w < 0 else (1.0 if w == s else -1.0)
+    r = hand_reward(book.rule, net, c.result.winner[i], c.result.game_winner[i], s)
     log = book.reset_log if step.fresh[i] else book.step_log
     if step.fresh[i]:
         env.pending[i] += r
@@ -175,13 +163,8 @@ def _book_hand(i, c, env, book, step):
 
 
 @kernel
-def clear_log(log):
-    """Blank a hand log's rows that hold hands (the others are blank already)."""
-    _clear_log(_named_log(log))
-
-
-@kernel
-def _clear_log(log):
+def clear_named_log(log):
+    """Blank a named ``EndedHandsRecord``'s rows that hold hands (the others are blank already)."""
     count, net, result = log.count, log.net, log.result
     for i in range(count.shape[0]):
         if count[i]:

@@ -66,9 +66,10 @@ def legal_listing(mask: np.ndarray) -> str:
     return ", ".join(f"{a} ({action_text(a)})" for a in np.flatnonzero(mask))
 
 
-def check_action(action: Any, mask: np.ndarray, who: str = "") -> int:
+def check_action(action: Any, mask: np.ndarray, who: str = "", where: str = "") -> int:
     """The action as a Python int if it is legal under ``mask``; otherwise a ValueError that
-    names the action and lists the legal ones (``who`` names the player in the message)."""
+    names the action and lists the legal ones (``who`` names the player, ``where`` the game, e.g.
+    " in game 3", in the message). The one legality message of every env."""
     for_who = f" for {who}" if who else ""
     if type(action) is not int:
         if isinstance(action, (np.integer, np.ndarray)) and np.ndim(action) == 0 and \
@@ -78,9 +79,9 @@ def check_action(action: Any, mask: np.ndarray, who: str = "") -> int:
             raise ValueError(f"action must be an integer 0-{NUM_ACTIONS - 1}, got {action!r}; "
                              f"legal actions{for_who}: {legal_listing(mask)}")
     if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action {action} is out of range 0-{NUM_ACTIONS - 1}; legal actions{for_who}: "
+        raise ValueError(f"action {action}{where} is out of range 0-{NUM_ACTIONS - 1}; legal actions{for_who}: "
                          f"{legal_listing(mask)}")
     if not mask[action]:
-        raise ValueError(f"illegal action {action} ({action_text(action)}){for_who}; "
+        raise ValueError(f"illegal action {action} ({action_text(action)}){where}{for_who}; "
                          f"legal actions: {legal_listing(mask)}")
     return action

@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from okgin_env.game.actions import NUM_ACTIONS, action_text
-from okgin_env.game.cards import HAND_SIZE, NUM_CARDS, card_text, parse_deck
+from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.constants import (  # noqa: F401
     GAME_BONUS,
     LINE_BONUS,
@@ -50,12 +50,26 @@ from okgin_env.game.constants import (  # noqa: F401
     WALL,
     Phase,
 )
-from okgin_env.game.handle import core_ref, deal_with_ref, observe_with_ref, step_with_ref
+from okgin_env.game.handle import (
+    core_ref,
+    deal_with_ref,
+    observe_with_ref,
+    step_with_ref,
+)
+from okgin_env.game.inputs import dealers_of, decks_of, game_index, selection
 from okgin_env.game.jit import kernel
 from okgin_env.game.kernels import clear_outputs_kernel
 from okgin_env.game.observation import OBS_SIZE
-from okgin_env.game.records import Core, GameState, HandResult, ObserveRequest, StepArrays, plain
+from okgin_env.game.records import (
+    Core,
+    GameState,
+    HandResult,
+    ObserveRequest,
+    StepArrays,
+    plain,
+)
 from okgin_env.game.rules import RuleParams, Rules, rule_params
+from okgin_env.game.state_check import check_state, ended_flags, state_rows
 
 EPISODES = ("hand", "game")
 __all__ = ["VectorGame", "GameState", "HandResult", "StepOutput", "Phase", "random_legal_actions", "check_state",
@@ -178,12 +192,12 @@ class VectorGame:
         ``observation``: as in ``step``."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-        idx = self._all if games is None else np.flatnonzero(self._selection(games))
-        d = None if decks is None else self._check_decks(decks, len(idx))
+        idx = self._all if games is None else np.flatnonzero(selection(games, self.num_games))
+        d = None if decks is None else decks_of(decks, len(idx))
         if dealers is None:
             dl = self.rng.integers(0, 2, len(idx))  # drawn even with decks, so seeds line up
         else:
-            dl = self._check_dealers(dealers, len(idx))
+            dl = dealers_of(dealers, len(idx))
         self._new_games(idx, d, dl)
         clear_outputs_kernel(self._core)
         out = self.core.out
@@ -191,50 +205,6 @@ class VectorGame:
                          out=observation)
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, out.rewards, out.terminated,
                           out.truncated, out.hand_over, self.core.result)
-
-    def _selection(self, games: Sequence[int] | np.ndarray) -> np.ndarray:
-        """(N,) bool mask of the selected games from a bool mask or an index list."""
-        arr = np.asarray(games)
-        if arr.dtype == bool and arr.shape == (self.num_games,):
-            return arr
-        if arr.ndim == 1 and (arr.size == 0 or arr.dtype.kind in "iu") and \
-                ((arr >= 0) & (arr < self.num_games)).all():
-            sel = np.zeros(self.num_games, bool)
-            sel[arr.astype(np.int64)] = True
-            return sel
-        raise ValueError(f"games must be a ({self.num_games},) bool mask or indices 0-{self.num_games - 1}; "
-                         f"got {games!r}")
-
-    def _check_decks(self, decks: Sequence | np.ndarray, n: int) -> np.ndarray:
-        arr = np.asarray(decks, dtype=object) if not isinstance(decks, np.ndarray) else decks
-        if arr.ndim == 1:
-            arr = arr[None]
-        if arr.ndim != 2 or arr.shape[0] not in (1, n):
-            raise ValueError(f"decks must be one 52-card deck or one per game ({n}); got shape {np.shape(decks)}")
-        if arr.dtype.kind in "iu":
-            ok = arr.shape[1] == NUM_CARDS and arr.min() >= 0 and arr.max() < NUM_CARDS
-            if ok and (np.sort(arr, axis=1) == np.arange(NUM_CARDS)).all():
-                out = arr.astype(np.int8)
-            else:
-                out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
-        else:
-            out = np.stack([self._parse_one(row, b) for b, row in enumerate(arr)])
-        return np.broadcast_to(out, (n, NUM_CARDS)).copy()
-
-    @staticmethod
-    def _parse_one(row, b: int) -> np.ndarray:
-        try:
-            return parse_deck(list(row))
-        except ValueError as e:
-            raise ValueError(f"deck of game {b}: {e}") from None
-
-    def _check_dealers(self, dealers, n: int) -> np.ndarray:
-        arr = np.asarray(dealers)
-        if arr.ndim == 0:
-            arr = np.full(n, arr)
-        if arr.shape != (n,) or arr.dtype.kind not in "iub" or not np.isin(arr, (0, 1)).all():
-            raise ValueError(f"dealers must be 0 or 1 (an int or one per game, {n}); got {dealers!r}")
-        return arr.astype(np.int8)
 
     # --------------------------------------------------------------------- step
     def step(self, actions: Sequence[int] | np.ndarray, games: Sequence[int] | np.ndarray | None = None,
@@ -261,7 +231,7 @@ class VectorGame:
         if a.shape != (self.num_games,) or a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), got {a.dtype} {a.shape}")
         a = a.astype(np.int64, copy=False)  # the kernels only read it
-        move = self._move_all if games is None else self._selection(games)
+        move = self._move_all if games is None else selection(games, self.num_games)
         if not checked:
             bad = _first_illegal(a, self._mask, self.state.done if games is None else self.state.done | ~move)
             if bad >= 0:
@@ -335,7 +305,7 @@ class VectorGame:
             arr = np.full(self.num_games, arr)
         if arr.shape != (self.num_games,) or not ((arr == 0) | (arr == 1)).all():
             raise ValueError(f"players must be 0 or 1 (an int or one per game); got {players!r}")
-        rows = None if games is None else np.flatnonzero(self._selection(games))
+        rows = None if games is None else np.flatnonzero(selection(games, self.num_games))
         if not packed:
             return self._view(arr, write_mask=False, rows=rows)
         rows = self._all if rows is None else rows
@@ -373,11 +343,11 @@ class VectorGame:
         return self._mask
 
     # ---------------------------------------------------------- save / restore
-    # (module-level helpers at the end of this file: check_state and friends)
+    # (the state's check is okgin_env.game.state_check)
 
     def get_state(self, games=None) -> GameState:
         """A copy of the state of ``games`` (indices, repeats allowed, or a bool mask; all games when None)."""
-        return self.state.rows(self._game_index(games, distinct=False))
+        return self.state.rows(game_index(games, self.num_games, distinct=False))
 
     def set_state(self, state: GameState, games=None) -> StepOutput:
         """Restore ``games`` (all when None) from ``state`` (one row per restored game, in order).
@@ -388,15 +358,15 @@ class VectorGame:
         (their rows only): current player, mask and observation, zero rewards, no hand over,
         terminated/truncated for finished games.
         """
-        idx = self._game_index(games)
-        n = _state_rows(state)
+        idx = game_index(games, self.num_games)
+        n = state_rows(state)
         if n != len(idx):
             raise ValueError(f"state has {n} games but {len(idx)} games are to be restored")
         check_state(state, self.rules, self.episode)
         sel = slice(None) if games is None else idx  # a slice copies much faster than an index array
         for mine, given in zip(self.state, state):
             mine[sel] = given
-        ended = _ended_flags(state, self.rules, self.episode)
+        ended = ended_flags(state, self.rules, self.episode)
         out = self.core.out
         out.ended_terminated[sel], out.ended_truncated[sel] = ended[:, 0], ended[:, 1]
         obs = self._view(self.state.current_player, write_mask=True)
@@ -412,27 +382,11 @@ class VectorGame:
         copy ``c`` of game ``j``), checked and ready to step; ``seed`` seeds later deals."""
         if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 1:
             raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
-        n = _state_rows(state)
+        n = state_rows(state)
         game = cls(n * int(copies), rules=rules, episode=episode, autoreset=autoreset, seed=seed)
         game.set_state(state if copies == 1 else state.rows(np.repeat(np.arange(n), copies)))
         return game
 
-    def _game_index(self, games, distinct: bool = True) -> np.ndarray:
-        if games is None:
-            return self._all.copy()
-        arr = np.asarray(games)
-        if arr.dtype == bool:
-            if arr.shape != (self.num_games,):
-                raise ValueError(f"a bool games mask must have shape ({self.num_games},), got {arr.shape}")
-            return np.flatnonzero(arr)
-        arr = arr.reshape(-1) if arr.ndim == 0 else arr
-        if arr.ndim != 1 or arr.dtype.kind not in "iu" or len(arr) == 0 or (arr < 0).any() \
-                or (arr >= self.num_games).any() or (distinct and len(np.unique(arr)) != len(arr)):
-            what = "distinct game indices" if distinct else "game indices"
-            shown = np.array2string(np.asarray(games), threshold=8)
-            raise ValueError(f"games must be {what} 0..{self.num_games - 1} or a bool mask of shape "
-                             f"({self.num_games},); got {shown}")
-        return arr.astype(np.int64)
 
 
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -464,151 +418,3 @@ def _first_illegal(actions, mask, done):
         if a < 0 or a >= mask.shape[1] or not mask[i, a]:
             return i
     return -1
-
-
-
-# ------------------------------------------------------------ save / restore
-# Checks for ``VectorGame.set_state``: a restored state must be one the kernels could have
-# reached, so that stepping it keeps every invariant (52 cards each in one place, legal masks).
-
-_BOOL_FIELDS = ("hands", "taken", "discarded", "declined", "done")
-
-
-def _state_rows(state: GameState) -> int:
-    """Batch size of ``state`` after checking every field's type, shape and dtype kind."""
-    if not isinstance(state, GameState):
-        raise ValueError(f"state must be an okgin_env.game.core.GameState, got {type(state).__name__}")
-    ref = GameState.empty(1)
-    n = None
-    for name, a, want in zip(GameState._fields, state, ref):
-        if not isinstance(a, np.ndarray):
-            raise ValueError(f"state.{name} must be a numpy array, got {type(a).__name__}")
-        if n is None:
-            n = a.shape[0] if a.ndim else 0
-        if n < 1 or a.shape != (n, *want.shape[1:]):
-            tail = "".join(f", {x}" for x in want.shape[1:])
-            raise ValueError(f"state.{name} must have shape (N{tail}) with the same N >= 1 for every field; "
-                             f"got {a.shape}")
-        if a.dtype.kind not in ("b" if name in _BOOL_FIELDS else "iu"):
-            raise ValueError(f"state.{name} must have dtype {want.dtype}, got {a.dtype}")
-    return n
-
-
-def _bad(what: str, rows: np.ndarray, got=None) -> None:
-    """ValueError for the first offending game (rows: bool (N,)); ``got(g)`` describes its value."""
-    if rows.any():
-        g = int(np.flatnonzero(rows)[0])
-        detail = "" if got is None else f" (got {got(g)})"
-        raise ValueError(f"invalid state in game {g} of {len(rows)}: {what}{detail}")
-
-
-@kernel
-def _card_places_kernel(deck, hands, stock_next, pile, pile_size, count, deck_ok):
-    """count[i, c] = in how many places card c is: hand 0, hand 1, stock (deck[stock_next:]), pile
-    (pile[:pile_size]); deck_ok[i] = deck[i] holds every card once (values already in 0..51)."""
-    seen = np.empty(NUM_CARDS, np.bool_)
-    for i in range(deck.shape[0]):
-        seen[:] = False
-        deck_ok[i] = True
-        for j in range(NUM_CARDS):
-            if seen[deck[i, j]]:
-                deck_ok[i] = False
-            seen[deck[i, j]] = True
-        for c in range(NUM_CARDS):
-            count[i, c] = hands[i, 0, c] + hands[i, 1, c]
-        if deck_ok[i]:
-            for j in range(stock_next[i], NUM_CARDS):
-                count[i, deck[i, j]] += 1
-        for j in range(pile_size[i]):
-            count[i, pile[i, j]] += 1
-
-
-def check_state(state: GameState, rules: Rules, episode: str) -> None:
-    """Raise a one-line ``ValueError`` naming the first game and problem unless every game of ``state``
-    is a position the kernels can reach under ``rules`` and ``episode``.
-
-    Checked: shapes and dtype kinds; value ranges; the deck is a permutation; every card is in
-    exactly one place (either hand, the stock ``deck[stock_next:]``, the pile ``pile[:pile_size]``),
-    except that a finished hand may miss the knocker's face-down discard; ``done``, ``phase == OVER``
-    and ``current_player == -1`` agree; hands hold 10 cards (11 for the player to discard); the
-    offer phases (pile = the upcard, full stock, no turn, the right mover); stock and pile sizes
-    of draw and discard decisions; the turn cap; ``taken_card``; ``taken`` within the hands;
-    scores of running hands. The public history sets (discarded, declined) are not checked.
-    """
-    n = _state_rows(state)
-    s = state
-    rp = rule_params(rules, episode)
-    for name, low, high in (("deck", 0, NUM_CARDS - 1), ("stock_next", STOCK_START, NUM_CARDS),
-                            ("pile_size", 0, NUM_CARDS), ("dealer", 0, 1), ("current_player", -1, 1),
-                            ("phase", 0, int(Phase.OVER)), ("taken_card", -1, NUM_CARDS - 1),
-                            ("knock_limit", 0, MAX_KNOCK_LIMIT), ("turns", 0, np.iinfo(np.int16).max),
-                            ("scores", 0, np.iinfo(np.int32).max), ("hands_won", 0, np.iinfo(np.int32).max)):
-        a = getattr(s, name)
-        out = ((a < low) | (a > high)).reshape(n, -1).any(axis=1)
-        _bad(f"{name} must be in {low}..{high}", out, lambda g, a=a: a[g].tolist())
-    if rp.knock_limit >= 0:
-        _bad(f"knock_limit must be {rp.knock_limit} under these rules", s.knock_limit != rp.knock_limit,
-             lambda g: int(s.knock_limit[g]))
-    in_pile = np.arange(NUM_CARDS)[None, :] < s.pile_size[:, None]
-    _bad("pile[:pile_size] must hold card indices 0..51", (in_pile & ((s.pile < 0) | (s.pile >= NUM_CARDS))).any(axis=1))
-    count = np.empty((n, NUM_CARDS), np.int16)
-    deck_ok = np.empty(n, bool)
-    _card_places_kernel(s.deck, s.hands, s.stock_next, s.pile, s.pile_size, count, deck_ok)
-    _bad("deck must be a permutation of the 52 cards", ~deck_ok)
-    _bad("a card is in more than one place (hands, stock = deck[stock_next:], pile[:pile_size])",
-         (count > 1).any(axis=1), lambda g: card_text(int(count[g].argmax())))
-    missing = (count == 0).sum(axis=1)
-    # a knock discards face down: a finished hand may miss that one card, a running one none
-    _bad("every card must be in a hand, the stock or the pile (a finished hand may miss the knock discard)",
-         np.where(s.done, missing > 1, missing > 0), lambda g: f"{missing[g]} missing")
-    over = s.phase == Phase.OVER
-    _bad("done, phase == OVER and current_player == -1 must agree",
-         (s.done != over) | (over != (s.current_player == -1)),
-         lambda g: f"done={bool(s.done[g])}, phase={s.phase[g]}, current_player={s.current_player[g]}")
-    live = ~s.done
-    rows = np.arange(n)
-    mover = np.clip(s.current_player, 0, 1).astype(np.int64)
-    sizes = s.hands.sum(axis=2)
-    want = np.full((n, 2), HAND_SIZE)
-    want[rows, mover] += live & (s.phase == Phase.DISCARD)
-    _bad("hands must hold 10 cards each (11 for the player to discard)", (sizes != want).any(axis=1),
-         lambda g: f"sizes {sizes[g].tolist()}")
-    offer = live & (s.phase <= Phase.FORCED_DRAW)
-    _bad("during the upcard offer the pile is the upcard (deck[20]) alone, the stock is full and no turn "
-         "was played", offer & ((s.pile_size != 1) | (s.stock_next != STOCK_START) | (s.turns != 0)
-                                | (s.pile[:, 0] != s.deck[:, UPCARD_POS])))
-    nondealer_moves = (s.phase == Phase.OFFER_NONDEALER) | (s.phase == Phase.FORCED_DRAW)
-    _bad("the mover must be the non-dealer in offer_nondealer and forced_draw, the dealer in offer_dealer",
-         offer & (s.current_player != np.where(nondealer_moves, 1 - s.dealer, s.dealer)),
-         lambda g: f"current_player={s.current_player[g]}, dealer={s.dealer[g]}")
-    stock = NUM_CARDS - s.stock_next.astype(np.int64)
-    _bad(f"a draw decision needs a non-empty pile and more than {WALL} stock cards",
-         live & (s.phase == Phase.DRAW) & ((s.pile_size < 1) | (stock <= WALL)),
-         lambda g: f"pile_size={s.pile_size[g]}, stock={stock[g]}")
-    _bad(f"a discard decision needs at least {WALL} stock cards", live & (s.phase == Phase.DISCARD) & (stock < WALL),
-         lambda g: f"stock={stock[g]}")
-    _bad(f"a running hand must have turns < max_turns_per_hand ({rules.max_turns_per_hand})",
-         live & (s.turns >= rules.max_turns_per_hand), lambda g: int(s.turns[g]))
-    tc = np.clip(s.taken_card.astype(np.int64), 0, NUM_CARDS - 1)
-    held = s.hands[rows, mover, tc] & s.taken[rows, mover, tc]
-    _bad("taken_card must be -1, or (in the discard phase) a card the mover took from the pile and holds",
-         (s.taken_card >= 0) & ~(live & (s.phase == Phase.DISCARD) & held), lambda g: int(s.taken_card[g]))
-    _bad("taken (cards taken from the pile and still held) must be a subset of hands",
-         (s.taken & ~s.hands).any(axis=(1, 2)))
-    if episode == "hand":
-        _bad("a running hand episode has scores and hands_won 0",
-             live & ((s.scores != 0).any(axis=1) | (s.hands_won != 0).any(axis=1)),
-             lambda g: f"scores={s.scores[g].tolist()}, hands_won={s.hands_won[g].tolist()}")
-    else:
-        _bad(f"a running game has scores below target_score ({rules.target_score})",
-             live & (s.scores >= rules.target_score).any(axis=1), lambda g: s.scores[g].tolist())
-
-
-def _ended_flags(state: GameState, rules: Rules, episode: str) -> np.ndarray:
-    """(N, 2) (terminated, truncated) of finished games, as ``step`` would repeat them: a hand episode
-    voided by the turn cap (no card missing, stock above the wall, turns at the cap) is truncated;
-    every other finished game is terminated."""
-    stock = NUM_CARDS - state.stock_next.astype(np.int64)
-    all_placed = state.hands.sum(axis=(1, 2)) + stock + state.pile_size == NUM_CARDS
-    cap = (episode == "hand") & all_placed & (stock > WALL) & (state.turns >= rules.max_turns_per_hand)
-    return np.stack([state.done & ~cap, state.done & cap], axis=1)

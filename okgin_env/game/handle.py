@@ -16,6 +16,7 @@ from numba.experimental import structref
 
 from okgin_env.game.jit import kernel
 from okgin_env.game.kernels import deal_kernel, observe_kernel, step_kernel
+from okgin_env.game.records import Views
 
 
 @structref.register
@@ -50,7 +51,7 @@ def core_ref(core: tuple, mask: np.ndarray) -> CoreRef:
 @kernel
 def step_with_ref(ref, actions, move, obs, every_row, autoreset):
     """``kernels.step_kernel`` on the arrays behind ``ref``: (deals, over, observed)."""
-    return step_kernel(actions, move, ref.core, (obs, ref.mask), every_row, autoreset)
+    return step_kernel(actions, move, ref.core, Views(obs, ref.mask), every_row, autoreset)
 
 
 @kernel
@@ -62,5 +63,5 @@ def deal_with_ref(ref, idx, decks, dealers, new_episode):
 @kernel
 def observe_with_ref(ref, request, obs):
     """``kernels.observe_kernel`` into ``obs`` and the mask behind ``ref`` (both views)."""
-    views = (obs, ref.mask)
+    views = Views(obs, ref.mask)
     observe_kernel(ref.core, request, views, views)

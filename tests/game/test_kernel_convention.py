@@ -19,6 +19,7 @@ import pytest
 from support import ROOT
 
 from okgin_env.envs import vector_kernels
+from okgin_env.envs.reward import RewardRule, reward_rule
 from okgin_env.envs.vector import OkginVectorEnv
 from okgin_env.game import constants, core
 from okgin_env.game.core import HandResult, VectorGame, random_legal_actions
@@ -89,7 +90,7 @@ def test_the_env_records_hold_each_named_array():
         else:
             assert got is getattr(env, f"_{name}")
     book = vector_kernels.Booking(*env._booking)
-    assert vector_kernels.RewardRule(*book.rule) == (env._points, env._scale, env._game_episode)
+    assert RewardRule(*book.rule) == reward_rule(env.config)
     for name in ("step_log", "reset_log"):
         log = getattr(env, f"_{name}")
         count, net, result = getattr(book, name)
@@ -208,3 +209,33 @@ def test_a_cloned_env_steps_as_the_original_on_its_own_arrays(clone):
     assert not np.shares_memory(env._obs, twin._obs) and not np.shares_memory(env.game.state.deck, twin.game.state.deck)
     for got, want in zip(twin._ref.fields()[1], twin._env_arrays):
         assert np.shares_memory(got, want)
+
+
+# The Python side of the kernel boundary: what it hands a kernel is a record (or a record's plain
+# tuple, ``records.plain(...)``), never a tuple written out by position, and it reads no record by index.
+BOUNDARY_MODULES = ("okgin_env/game/core.py", "okgin_env/game/handle.py", "okgin_env/envs/vector.py",
+                    "okgin_env/envs/vector_handle.py")
+
+
+def _positional_crossings(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if name.endswith(("_with_ref", "_kernel")) and any(isinstance(a, ast.Tuple) for a in node.args):
+                found.append(f"line {node.lineno}: a tuple literal handed to {name}")
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            base = ast.unparse(node.value)
+            if base.startswith(("ref.", "book", "self._booking", "self._env_arrays", "core", "self._core")):
+                found.append(f"line {node.lineno}: {base}[{node.slice.value}]")
+    return found
+
+
+@pytest.mark.parametrize("path", BOUNDARY_MODULES)
+def test_records_cross_the_kernel_boundary_by_name(path):
+    assert _positional_crossings((ROOT / path).read_text()) == []
+
+
+def test_the_boundary_check_finds_positions():
+    assert _positional_crossings("step_with_ref(r, (a, b))\nx = ref.book[1]\n") == [
+        "line 1: a tuple literal handed to step_with_ref", "line 2: ref.book[1]"]

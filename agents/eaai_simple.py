@@ -1,0 +1,277 @@
+"""Todd Neller's ``SimpleGinRummyPlayer`` (the EAAI Gin Rummy framework, tneller/gin-rummy-eaai),
+decision for decision, batched.
+
+The EAAI-21 Gin Rummy tournament and the papers around it report results against this player;
+``eaai_simple`` plays it exactly, so that okgin's figures under the EAAI rules (``Rules.eaai()``)
+can be set beside theirs. okgin's own ``simple`` bot is a different, stronger player.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from okgin_env.game.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from okgin_env.game.jit import kernel
+from okgin_env.game.observation import CANNOT_DISCARD, IS_DEALER
+
+from . import kernels as k
+from .base import Agent, check_batch
+
+WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room)
+PAIR_WORDS = 21  #: one bit per unordered pair of two different cards: 52 * 51 / 2 = 1326 <= 21 * 64
+EMPTY = -1  #: key of a free record (a key is a 52-bit hand, never negative)
+MIN_SETS = 64
+
+
+class EaaiSimpleAgent(Agent):
+    """Neller's SimpleGinRummyPlayer (the EAAI framework's "Simple"), as its Java source decides:
+
+    * Draw: takes the face-up card (the upcard on the offer included) only if that card is in
+      some meld of its hand plus the card (a set or run of three or more containing it);
+      otherwise draws from the stock (passes on the offer).
+    * Discard: uniformly at random among the cards whose discard leaves the least deadwood
+      (so T, J, Q and K tie at 10), except the card just taken from the pile and any card that
+      would repeat a {drawn card, discarded card} pair it already played this hand (its guard
+      against the two players passing the same cards back and forth for ever).
+    * Knocks as soon as it may (with the card it chose to discard); never plays on for gin.
+
+    The pair guard needs a memory of the hand, which the observation does not hold. It is kept
+    per game and seat without any game id: a record of the pairs played so far, keyed by the ten
+    cards the player kept after its last discard and by what stays fixed during a hand (dealer,
+    knock limit, scores). At the next discard the record is the one whose key is the eleven cards
+    held minus one card -- the card just drawn. A hand whose key is new (a new deal) starts an
+    empty record; an upcard offer always does. Two games in which the same agent object holds
+    the same ten cards with the same scores would share a record (for deals of random decks, a
+    chance of about one in 10^10 per pair of games). Records of ended hands are overwritten by
+    newer ones (``WAYS`` per set, the oldest goes); the memory grows with the largest batch seen.
+
+    In the EAAI framework the knock limit is always 10; under okgin's other rules this player
+    knocks as soon as the hand's knock limit allows. Ties are broken by its seeded generator.
+    """
+
+    name = "eaai_simple"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.calls = 0
+        self._alloc(MIN_SETS)
+
+    def _alloc(self, sets: int) -> None:
+        self.keys = np.full(sets * WAYS, EMPTY, np.int64)  # the ten kept cards, as a 52-bit mask
+        self.ctx = np.zeros(sets * WAYS, np.int64)  # what is fixed during a hand: dealer, limit, scores
+        self.stamp = np.zeros(sets * WAYS, np.int64)  # call number of the last write (the oldest goes)
+        self.taken = np.full(sets * WAYS, -1, np.int8)  # the card taken from the pile this turn, -1 none
+        self.pairs = np.zeros((sets * WAYS, PAIR_WORDS), np.uint64)  # {drawn, discarded} pairs played
+
+    def _grow(self, rows: int) -> None:
+        """At least 2 sets (16 records) per row of the largest batch: live records are then a
+        small share of each set, and a live one is practically never the oldest of a full set."""
+        sets = len(self.keys) // WAYS
+        if sets >= 2 * rows:
+            return
+        new = sets
+        while new < 2 * rows:
+            new *= 2
+        old = (self.keys, self.ctx, self.stamp, self.taken, self.pairs)
+        self._alloc(new)
+        _rehash(*old, self.keys, self.ctx, self.stamp, self.taken, self.pairs)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs, mask = check_batch(observations, action_masks)
+        out = np.empty(len(obs), np.int64)
+        self._grow(len(obs))
+        self.calls += 1
+        eaai_simple_actions(obs, mask, self.rng.random(len(obs)), self.calls, self.keys, self.ctx, self.stamp,
+                            self.taken, self.pairs, out)
+        return out
+
+
+# ------------------------------------------------------------------ the hand's memory
+
+@kernel(inline="always")
+def _set_of(key, ctx, sets):
+    # int64 arithmetic that wraps (odd multipliers written as signed 64-bit numbers: an unsigned
+    # literal would turn the product into a float)
+    h = (key ^ (ctx * -7046029254386353131)) * -4658895280553007687
+    return (h ^ (h >> 29)) & (sets - 1)
+
+
+@kernel
+def _find(keys, ctxs, key, ctx):
+    """The record of (key, ctx), -1 if there is none."""
+    base = _set_of(key, ctx, len(keys) // WAYS) * WAYS
+    for w in range(WAYS):
+        if keys[base + w] == key and ctxs[base + w] == ctx:
+            return base + w
+    return -1
+
+
+@kernel
+def _insert(keys, ctxs, stamps, key, ctx, now):
+    """A record for (key, ctx): a free one of its set, else the set's oldest. Its contents are the
+    caller's to write."""
+    base = _set_of(key, ctx, len(keys) // WAYS) * WAYS
+    slot = base
+    for w in range(WAYS):
+        if keys[base + w] == EMPTY:
+            slot = base + w
+            break
+        if stamps[base + w] < stamps[slot]:
+            slot = base + w
+    keys[slot], ctxs[slot], stamps[slot] = key, ctx, now
+    return slot
+
+
+@kernel
+def _rehash(keys, ctxs, stamps, taken, pairs, nkeys, nctxs, nstamps, ntaken, npairs):
+    for i in range(len(keys)):
+        if keys[i] != EMPTY:
+            j = _insert(nkeys, nctxs, nstamps, keys[i], ctxs[i], stamps[i])
+            ntaken[j] = taken[i]
+            npairs[j, :] = pairs[i, :]
+
+
+@kernel(inline="always")
+def _pair_bit(a, b):
+    """Bit number of the unordered pair {a, b}, a != b."""
+    lo, hi = min(a, b), max(a, b)
+    return hi * (hi - 1) // 2 + lo
+
+
+@kernel(inline="always")
+def _hand_key(o):
+    key = 0
+    for c in range(NUM_CARDS):
+        if o[k.OWN_HAND + c] > 0.5:
+            key |= 1 << c
+    return key
+
+
+@kernel(inline="always")
+def _hand_ctx(o):
+    """What stays fixed during a hand, for the key: dealer, knock limit and the three score features."""
+    ctx = (1 if o[IS_DEALER] > 0.5 else 0) + 2 * k.row_knock_limit(o)
+    for i in range(3):
+        ctx = ctx * 1000003 + int(o[k.SCORES + i] * 1048576.0 + 0.5)
+    return ctx
+
+
+# ------------------------------------------------------------------ decisions
+
+@kernel(inline="always")
+def in_a_meld(ms, c):
+    """Whether card c makes a meld with two or more cards of the hand ms (suit masks, c not held):
+    the framework's ``willDrawFaceUpCard``."""
+    r, s = c % NUM_RANKS, c // NUM_RANKS
+    same_rank = 0
+    for t in range(NUM_SUITS):
+        if t != s and (ms[t] >> r) & 1:
+            same_rank += 1
+    if same_rank >= 2:
+        return True
+    m = ms[s]
+    below1 = r >= 1 and (m >> (r - 1)) & 1 == 1
+    below2 = r >= 2 and (m >> (r - 2)) & 1 == 1
+    above1 = r + 1 < NUM_RANKS and (m >> (r + 1)) & 1 == 1
+    above2 = r + 2 < NUM_RANKS and (m >> (r + 2)) & 1 == 1
+    return (below2 and below1) or (below1 and above1) or (above1 and above2)
+
+
+@kernel
+def eaai_simple_actions(obs, mask, noise, now, keys, ctxs, stamps, taken, pairs, out):
+    """Simple's action for each row into ``out`` ((B,) int64), reading and updating the memory
+    arrays (see ``EaaiSimpleAgent``); ``noise`` (B,) floats in [0, 1) pick among tied discards,
+    ``now`` is the call number stamped on the records written."""
+    ms = np.empty(NUM_SUITS, np.int64)
+    words = np.zeros(PAIR_WORDS, np.uint64)
+    for b in range(obs.shape[0]):
+        o, m = obs[b], mask[b]
+        ph = k.row_phase(o)
+        if ph == k.NO_DECISION:
+            out[b] = k.draw_action(False, m)
+            continue
+        ctx = _hand_ctx(o)
+        hand = _hand_key(o)
+        if ph != k.DISCARD:  # offer, forced draw or draw: one card to take or not
+            top = k.row_top(o)
+            take = False
+            if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
+                k.row_field_masks(o, k.OWN_HAND, ms)
+                take = in_a_meld(ms, top)
+            a = k.draw_action(take, m)
+            out[b] = a
+            slot = _find(keys, ctxs, hand, ctx)
+            if slot < 0 or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER:  # a new hand: nothing played yet
+                if slot < 0:
+                    slot = _insert(keys, ctxs, stamps, hand, ctx, now)
+                pairs[slot, :] = 0
+            stamps[slot] = now
+            taken[slot] = top if a == k.TAKE_DISCARD else -1
+            continue
+        # discard: the record is the one of the ten cards held before the draw
+        slot, drawn, from_pile = -1, -1, -1
+        for c in range(NUM_CARDS):
+            if (hand >> c) & 1:
+                slot = _find(keys, ctxs, hand ^ (1 << c), ctx)
+                if slot >= 0:
+                    drawn, from_pile = c, taken[slot]
+                    words[:] = pairs[slot, :]
+                    break
+        if slot < 0:  # no memory of this hand (the agent joined mid-hand): the card the rules forbid, if any
+            words[:] = 0
+            for c in range(NUM_CARDS):
+                if o[CANNOT_DISCARD + c] > 0.5:
+                    drawn, from_pile = c, c
+        choice = _discard(o, m, noise[b], drawn, from_pile, words, True)
+        if choice < 0:  # every card excluded by the pair guard (the Java player would throw): drop the guard
+            choice = _discard(o, m, noise[b], drawn, from_pile, words, False)
+        a = k.knock_or_discard(choice, True, m)
+        out[b] = a
+        if slot >= 0:
+            keys[slot] = EMPTY
+        if a == choice:  # a discard: the hand goes on, remember the pair under the ten cards kept
+            if drawn >= 0 and drawn != choice:
+                bit = _pair_bit(drawn, choice)
+                words[bit // 64] |= np.uint64(1) << np.uint64(bit % 64)
+            slot = _insert(keys, ctxs, stamps, hand ^ (1 << choice), ctx, now)
+            pairs[slot, :] = words
+            taken[slot] = -1
+
+
+@kernel
+def _discard(o, m, u, drawn, from_pile, words, guard):
+    """The ``getDiscard`` of the framework: among legal discards other than the card taken from the
+    pile (and, with ``guard``, other than those repeating a played {drawn, discard} pair), uniformly
+    one of those leaving the least deadwood (``u`` in [0, 1) picks it). -1 when none is left."""
+    best, ties = 1 << 30, 0
+    for c in range(NUM_CARDS):
+        if not _allowed(m, c, drawn, from_pile, words, guard):
+            continue
+        d = k.row_after_discard(o, c)
+        if d < best:
+            best, ties = d, 1
+        elif d == best:
+            ties += 1
+    if ties == 0:
+        return -1
+    j = min(int(u * ties), ties - 1)
+    for c in range(NUM_CARDS):
+        if _allowed(m, c, drawn, from_pile, words, guard) and k.row_after_discard(o, c) == best:
+            if j == 0:
+                return c
+            j -= 1
+    return -1
+
+
+@kernel(inline="always")
+def _allowed(m, c, drawn, from_pile, words, guard):
+    if not m[c] or c == from_pile:
+        return False
+    if guard and drawn >= 0 and c != drawn:
+        bit = _pair_bit(drawn, c)
+        if (words[bit // 64] >> np.uint64(bit % 64)) & np.uint64(1):
+            return False
+    return True
+
+
+__all__ = ["EaaiSimpleAgent", "eaai_simple_actions", "in_a_meld"]
