@@ -17,10 +17,12 @@ from okgin_env.game.observation import CANNOT_DISCARD, IS_DEALER
 from . import kernels as k
 from .base import Agent, check_batch
 
-WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room)
+WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room; one cache line)
 PAIR_WORDS = 21  #: one bit per unordered pair of two different cards: 52 * 51 / 2 = 1326 <= 21 * 64
 EMPTY = -1  #: key of a free record (a key is a 52-bit hand, never negative)
 MIN_SETS = 64
+LOW = 5  #: a record's set depends on its hand's five lowest cards (see _set_of)
+CARD_BITS = (1 << NUM_CARDS) - 1
 
 
 class EaaiSimpleAgent(Agent):
@@ -37,8 +39,8 @@ class EaaiSimpleAgent(Agent):
 
     The pair guard needs a memory of the hand, which the observation does not hold. It is kept
     per game and seat without any game id: a record of the pairs played so far, keyed by the ten
-    cards the player kept after its last discard and by what stays fixed during a hand (dealer,
-    knock limit, scores). At the next discard the record is the one whose key is the eleven cards
+    cards the player kept after its last discard and a tag of what stays fixed during a hand
+    (dealer, knock limit, scores). At the next discard the record is the one whose key is the eleven cards
     held minus one card -- the card just drawn. A hand whose key is new (a new deal) starts an
     empty record; an upcard offer always does. Two games in which the same agent object holds
     the same ten cards with the same scores would share a record (for deals of random decks, a
@@ -57,60 +59,103 @@ class EaaiSimpleAgent(Agent):
         self._alloc(MIN_SETS)
 
     def _alloc(self, sets: int) -> None:
-        self.keys = np.full(sets * WAYS, EMPTY, np.int64)  # the ten kept cards, as a 52-bit mask
-        self.ctx = np.zeros(sets * WAYS, np.int64)  # what is fixed during a hand: dealer, limit, scores
+        # the ten cards kept (bits 0-51) and a tag of what is fixed during a hand (bits 52-62)
+        self.keys = np.full(sets * WAYS, EMPTY, np.int64)
         self.stamp = np.zeros(sets * WAYS, np.int64)  # call number of the last write (the oldest goes)
-        self.taken = np.full(sets * WAYS, -1, np.int8)  # the card taken from the pile this turn, -1 none
-        self.pairs = np.zeros((sets * WAYS, PAIR_WORDS), np.uint64)  # {drawn, discarded} pairs played
+        # each slot owns one row of ``data`` (``row[slot]``; a record that moves to another slot swaps
+        # rows with it, so its data never moves): the card taken from the pile this turn (-1 none),
+        # then the bits of the {drawn, discarded} pairs played this hand
+        self.row = np.arange(sets * WAYS, dtype=np.int64)
+        self.data = np.zeros((sets * WAYS, 1 + PAIR_WORDS), np.int64)
 
     def _grow(self, rows: int) -> None:
-        """At least 2 sets (16 records) per row of the largest batch: live records are then a
-        small share of each set, and a live one is practically never the oldest of a full set."""
+        """At least one set (8 records) per row of the largest batch: a game holds one live record
+        per seat, so a set fills only with records of ended hands, and the oldest goes first."""
         sets = len(self.keys) // WAYS
-        if sets >= 2 * rows:
+        if sets >= rows:
             return
         new = sets
-        while new < 2 * rows:
+        while new < rows:
             new *= 2
-        old = (self.keys, self.ctx, self.stamp, self.taken, self.pairs)
+        old = (self.keys, self.stamp, self.row, self.data)
         self._alloc(new)
-        _rehash(*old, self.keys, self.ctx, self.stamp, self.taken, self.pairs)
+        _rehash(*old, self.keys, self.stamp, self.row, self.data)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs, mask = check_batch(observations, action_masks)
         out = np.empty(len(obs), np.int64)
         self._grow(len(obs))
         self.calls += 1
-        eaai_simple_actions(obs, mask, self.rng.random(len(obs)), self.calls, self.keys, self.ctx, self.stamp,
-                            self.taken, self.pairs, out)
+        eaai_simple_actions(obs, mask, self.rng.random(len(obs)), self.calls, self.keys, self.stamp, self.row,
+                            self.data, out)
         return out
 
 
 # ------------------------------------------------------------------ the hand's memory
 
 @kernel(inline="always")
-def _set_of(key, ctx, sets):
-    # int64 arithmetic that wraps (odd multipliers written as signed 64-bit numbers: an unsigned
-    # literal would turn the product into a float)
-    h = (key ^ (ctx * -7046029254386353131)) * -4658895280553007687
-    return (h ^ (h >> 29)) & (sets - 1)
+def _lowest(bits, n):
+    """The lowest ``n`` set bits of ``bits``."""
+    out = 0
+    for _ in range(n):
+        low = bits & -bits
+        out |= low
+        bits ^= low
+    return out
 
 
-@kernel
-def _find(keys, ctxs, key, ctx):
-    """The record of (key, ctx), -1 if there is none."""
-    base = _set_of(key, ctx, len(keys) // WAYS) * WAYS
+@kernel(inline="always")
+def _set_of(key, sets):
+    """A record's set: a hash of its tag and of its hand's LOW lowest cards only, so that the record
+    of the ten cards held before a draw is in one of LOW + 1 sets known from the eleven held after it
+    (``_find_drawn``). int64 arithmetic that wraps (the odd multiplier is written as a signed 64-bit
+    number: an unsigned literal would make the product a float)."""
+    h = (_lowest(key & CARD_BITS, LOW) | (key & ~CARD_BITS)) * -7046029254386353131
+    return (h ^ (h >> 31)) & (sets - 1)
+
+
+@kernel(inline="always")
+def _find(keys, key):
+    """The record of ``key``, -1 if there is none."""
+    base = _set_of(key, len(keys) // WAYS) * WAYS
     for w in range(WAYS):
-        if keys[base + w] == key and ctxs[base + w] == ctx:
+        if keys[base + w] == key:
             return base + w
     return -1
 
 
 @kernel
-def _insert(keys, ctxs, stamps, key, ctx, now):
-    """A record for (key, ctx): a free one of its set, else the set's oldest. Its contents are the
+def _find_drawn(keys, hand, tag, first):
+    """(record, drawn card) of the ten cards held before the draw, given the eleven held after it
+    (``hand``) and the card ``first`` to try first (-1 none); (-1, -1) if there is none."""
+    if first >= 0:
+        slot = _find(keys, (hand ^ (1 << first)) | tag)
+        if slot >= 0:
+            return slot, first
+    low = _lowest(hand, LOW)
+    # a card drawn above the LOW lowest leaves them in place: its record is in the set of the eleven
+    base = _set_of(hand | tag, len(keys) // WAYS) * WAYS
+    for w in range(WAYS):
+        key = keys[base + w]
+        extra = (hand | tag) & ~key
+        if key >= 0 and key & ~(hand | tag) == 0 and extra & (extra - 1) == 0:
+            drawn = 0
+            while (extra >> drawn) & 1 == 0:
+                drawn += 1
+            return base + w, drawn
+    for c in range(NUM_CARDS):  # a drawn card among the LOW lowest
+        if (low >> c) & 1:
+            slot = _find(keys, (hand ^ (1 << c)) | tag)
+            if slot >= 0:
+                return slot, c
+    return -1, -1
+
+
+@kernel
+def _insert(keys, stamps, key, now):
+    """A record for ``key``: a free one of its set, else the set's oldest. Its contents are the
     caller's to write."""
-    base = _set_of(key, ctx, len(keys) // WAYS) * WAYS
+    base = _set_of(key, len(keys) // WAYS) * WAYS
     slot = base
     for w in range(WAYS):
         if keys[base + w] == EMPTY:
@@ -118,17 +163,15 @@ def _insert(keys, ctxs, stamps, key, ctx, now):
             break
         if stamps[base + w] < stamps[slot]:
             slot = base + w
-    keys[slot], ctxs[slot], stamps[slot] = key, ctx, now
+    keys[slot], stamps[slot] = key, now
     return slot
 
 
 @kernel
-def _rehash(keys, ctxs, stamps, taken, pairs, nkeys, nctxs, nstamps, ntaken, npairs):
+def _rehash(keys, stamps, row, data, nkeys, nstamps, nrow, ndata):
     for i in range(len(keys)):
         if keys[i] != EMPTY:
-            j = _insert(nkeys, nctxs, nstamps, keys[i], ctxs[i], stamps[i])
-            ntaken[j] = taken[i]
-            npairs[j, :] = pairs[i, :]
+            ndata[nrow[_insert(nkeys, nstamps, keys[i], stamps[i])], :] = data[row[i], :]
 
 
 @kernel(inline="always")
@@ -139,21 +182,24 @@ def _pair_bit(a, b):
 
 
 @kernel(inline="always")
-def _hand_key(o):
-    key = 0
+def _hand_bits(o):
+    """The cards held, as bits 0-51."""
+    bits = 0
     for c in range(NUM_CARDS):
         if o[k.OWN_HAND + c] > 0.5:
-            key |= 1 << c
-    return key
+            bits |= 1 << c
+    return bits
 
 
 @kernel(inline="always")
-def _hand_ctx(o):
-    """What stays fixed during a hand, for the key: dealer, knock limit and the three score features."""
+def _hand_tag(o):
+    """Bits 52-62 of a key: a hash of what stays fixed during a hand (dealer, knock limit, the three
+    score features), so that games at other scores never share a record."""
     ctx = (1 if o[IS_DEALER] > 0.5 else 0) + 2 * k.row_knock_limit(o)
     for i in range(3):
         ctx = ctx * 1000003 + int(o[k.SCORES + i] * 1048576.0 + 0.5)
-    return ctx
+    ctx *= -4658895280553007687
+    return ((ctx >> 40) & 0x7FF) << NUM_CARDS
 
 
 # ------------------------------------------------------------------ decisions
@@ -178,64 +224,71 @@ def in_a_meld(ms, c):
 
 
 @kernel
-def eaai_simple_actions(obs, mask, noise, now, keys, ctxs, stamps, taken, pairs, out):
+def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, out):
     """Simple's action for each row into ``out`` ((B,) int64), reading and updating the memory
     arrays (see ``EaaiSimpleAgent``); ``noise`` (B,) floats in [0, 1) pick among tied discards,
     ``now`` is the call number stamped on the records written."""
     ms = np.empty(NUM_SUITS, np.int64)
-    words = np.zeros(PAIR_WORDS, np.uint64)
+    words = np.zeros(PAIR_WORDS, np.int64)
     for b in range(obs.shape[0]):
         o, m = obs[b], mask[b]
         ph = k.row_phase(o)
         if ph == k.NO_DECISION:
             out[b] = k.draw_action(False, m)
             continue
-        ctx = _hand_ctx(o)
-        hand = _hand_key(o)
+        tag = _hand_tag(o)
+        hand = _hand_bits(o)
         if ph != k.DISCARD:  # offer, forced draw or draw: one card to take or not
             top = k.row_top(o)
             take = False
             if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
-                k.row_field_masks(o, k.OWN_HAND, ms)
+                for t in range(NUM_SUITS):
+                    ms[t] = (hand >> (t * NUM_RANKS)) & ((1 << NUM_RANKS) - 1)
                 take = in_a_meld(ms, top)
             a = k.draw_action(take, m)
             out[b] = a
-            slot = _find(keys, ctxs, hand, ctx)
+            slot = _find(keys, hand | tag)
             if slot < 0 or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER:  # a new hand: nothing played yet
                 if slot < 0:
-                    slot = _insert(keys, ctxs, stamps, hand, ctx, now)
-                pairs[slot, :] = 0
-            stamps[slot] = now
-            taken[slot] = top if a == k.TAKE_DISCARD else -1
+                    slot = _insert(keys, stamps, hand | tag, now)
+                data[row[slot], 1:] = 0
+            data[row[slot], 0] = top if a == k.TAKE_DISCARD else -1
             continue
-        # discard: the record is the one of the ten cards held before the draw
-        slot, drawn, from_pile = -1, -1, -1
+        # discard: the record is the one of the ten cards held before the draw; the card the rules
+        # forbid to discard (taken from the pile) is tried first as the drawn card
+        forbidden = -1
         for c in range(NUM_CARDS):
-            if (hand >> c) & 1:
-                slot = _find(keys, ctxs, hand ^ (1 << c), ctx)
-                if slot >= 0:
-                    drawn, from_pile = c, taken[slot]
-                    words[:] = pairs[slot, :]
-                    break
-        if slot < 0:  # no memory of this hand (the agent joined mid-hand): the card the rules forbid, if any
-            words[:] = 0
-            for c in range(NUM_CARDS):
-                if o[CANNOT_DISCARD + c] > 0.5:
-                    drawn, from_pile = c, c
-        choice = _discard(o, m, noise[b], drawn, from_pile, words, True)
+            if o[CANNOT_DISCARD + c] > 0.5:
+                forbidden = c
+        from_pile = -1
+        slot, drawn = _find_drawn(keys, hand, tag, forbidden)
+        if slot >= 0:
+            r = row[slot]
+            from_pile = data[r, 0]
+            if from_pile >= 0:  # a card drawn from the stock was never held before: no pair can repeat
+                words[:] = data[r, 1:]
+        else:  # no memory of this hand (the agent joined mid-hand): the card the rules forbid, if any
+            drawn, from_pile = forbidden, forbidden
+        guard = slot >= 0 and from_pile >= 0
+        choice = _discard(o, m, noise[b], drawn, from_pile, words, guard)
         if choice < 0:  # every card excluded by the pair guard (the Java player would throw): drop the guard
             choice = _discard(o, m, noise[b], drawn, from_pile, words, False)
         a = k.knock_or_discard(choice, True, m)
         out[b] = a
-        if slot >= 0:
-            keys[slot] = EMPTY
         if a == choice:  # a discard: the hand goes on, remember the pair under the ten cards kept
+            new = _insert(keys, stamps, (hand ^ (1 << choice)) | tag, now)
+            if slot >= 0 and slot != new:  # the record moves: its data row goes with it
+                keys[slot] = EMPTY
+                row[slot], row[new] = row[new], row[slot]
+            elif slot < 0:
+                data[row[new], 1:] = 0
+            r = row[new]
+            data[r, 0] = -1
             if drawn >= 0 and drawn != choice:
                 bit = _pair_bit(drawn, choice)
-                words[bit // 64] |= np.uint64(1) << np.uint64(bit % 64)
-            slot = _insert(keys, ctxs, stamps, hand ^ (1 << choice), ctx, now)
-            pairs[slot, :] = words
-            taken[slot] = -1
+                data[r, 1 + bit // 64] |= 1 << (bit % 64)
+        elif slot >= 0:  # a knock ends the hand
+            keys[slot] = EMPTY
 
 
 @kernel
@@ -269,7 +322,7 @@ def _allowed(m, c, drawn, from_pile, words, guard):
         return False
     if guard and drawn >= 0 and c != drawn:
         bit = _pair_bit(drawn, c)
-        if (words[bit // 64] >> np.uint64(bit % 64)) & np.uint64(1):
+        if (words[bit // 64] >> (bit % 64)) & 1:
             return False
     return True
 
