@@ -61,6 +61,7 @@ from typing import Sequence
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle OpenMP threads sleep (see train.py); before numba/torch load
 
 import okgin_agents as agents  # noqa: E402
+from okgin_agents.llm import LLMError  # noqa: E402
 from okgin_trainer.matches import (  # noqa: F401  (API)
     MAX_HANDS_PER_GAME,
     GameMatchResult,
@@ -277,6 +278,7 @@ class Players:
         # every agent is made for the run's rules: a search bot simulates the game it plays (agents.for_rules)
         self.shard = Shard.from_env(lambda s, seed: agents.make(s, seed=seed, rules=spec.rules))  # None: plain run
         self.lead = self.shard is None or self.shard.rank == 0  #: the process that prints and writes
+        self.made: list[Agent] = []  #: the agents made in this process (a plain run), for their counters
         if self.shard is not None and self.lead:
             self.shard.note_idle(max(spec.rows(spec.hands), spec.rows(spec.games)), spec.batch, PROG)
 
@@ -287,7 +289,14 @@ class Players:
             return self.shard.make(self.spec.specs[k], seed, self.names[k])
         agent = agents.make(self.spec.specs[k], seed=seed, rules=self.spec.rules)
         agent.name = self.names[k]
+        self.made.append(agent)
         return agent
+
+    def agent_stats(self) -> list[dict]:
+        """The counters of the agents that keep them (``stats.to_dict()``: a language model's requests,
+        refused answers, fallbacks, tokens), one entry per agent made, in the order they played."""
+        return [{"agent": a.name, **a.stats.to_dict()} for a in self.made
+                if callable(getattr(getattr(a, "stats", None), "to_dict", None))]
 
     def episodes(self) -> int:
         """The episodes this process plays in all (the progress bar's total)."""
@@ -305,6 +314,7 @@ class Results:
     games: list[tuple[int, int, GameMatchResult]] = field(default_factory=list)
     paired: PairedResult | None = None
     game_rows: list = field(default_factory=list)  #: each game match's GameRows (the results store keeps them)
+    agent_stats: list[dict] = field(default_factory=list)  #: ``Players.agent_stats`` (language models' counters)
 
 
 def bot_matches(spec: EvalSpec, players: Players, bar, between=None) -> Results:
@@ -362,6 +372,8 @@ def build_report(spec: EvalSpec, shard: Shard | None, res: Results) -> dict:
     }
     if res.paired is not None:
         report["paired"] = res.paired.to_dict()
+    if res.agent_stats:  # only when an agent keeps counters: a run of bots writes the same keys as before
+        report["agent_stats"] = res.agent_stats
     if len(spec.specs) > 2 and res.matches and spec.program == "matches":
         report["ratings"] = rating_table(spec.names, res.matches, res.rows, reps=spec.bootstrap, seed=spec.seed)
         report["rating_anchor"] = spec.names[rating_anchor(spec.names)]
@@ -391,6 +403,12 @@ def print_report(spec: EvalSpec, shard: Shard | None, res: Results, report: dict
         if report["rating_ci_method"]:
             print(f"95% CIs: {report['rating_ci_method']}")
         print(format_ratings(report["ratings"]))
+    for st in res.agent_stats:
+        if "refused" in st:  # a language model (okgin_agents.llm.LLMStats)
+            print(f"\n{st['agent']}: {st['refused']} of {st['answers']} answers refused (illegal-move rate "
+                  f"{st['illegal_move_rate']:.1%}), {st['fallbacks']} fallback moves of {st['decisions']} decisions; "
+                  f"{st['requests']} requests, {st['retries']} retries, "
+                  f"{st['prompt_tokens'] + st['completion_tokens']} tokens")
 
 
 def write_outputs(spec: EvalSpec, report: dict, res: Results) -> None:
@@ -473,12 +491,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
             res = paired_comparison(spec, players, bar)
         else:
             res = bot_matches(spec, players, bar, between if recorder is not None else None)
-    except AgentOutputError as e:  # a plug-in's bad output: one line naming it, as for bad arguments
+    except (AgentOutputError, LLMError) as e:  # a plug-in's bad output: one line naming it, as for bad arguments
         bar.close()
         if recorder is not None:
             recorder.close()
         _fail(str(e))
     bar.close()
+    res.agent_stats = players.agent_stats()
     report = build_report(spec, players.shard, res)
     if players.lead:
         print_report(spec, players.shard, res, report)

@@ -14,8 +14,18 @@ docs/arena.md, "Text interface", shows each with commands.
 
 from __future__ import annotations
 
+from typing import Any
+
 from okgin_env.text.moves import MoveError, allowed_text, parse_move, read_answer
 from okgin_env.text.view import Move, Seen, legal_moves, read_observation, render_view
 
-__all__ = ["Move", "MoveError", "Seen", "allowed_text", "legal_moves", "parse_move", "read_answer",
+__all__ = ["Move", "MoveError", "Seen", "TextEnv", "allowed_text", "legal_moves", "parse_move", "read_answer",
            "read_observation", "render_view"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TextEnv":  # loaded on first use: the view and the parser need no env
+        from okgin_env.text.env import TextEnv
+
+        return TextEnv
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -213,3 +213,19 @@ def test_a_10_game_match_against_simple_through_evaluates_api():
     assert result.games == 10 and result.wins_a + result.wins_b + result.unfinished == 10
     assert s.refused == 40 and s.answers == s.requests >= 40 and s.decisions > 100
     assert s.fallbacks_refused == s.fallbacks and s.fallbacks <= 40 // 3
+
+
+@pytest.mark.slow  # a few seconds: some 100 requests
+def test_evaluate_reports_a_models_refusals_and_fallbacks(tmp_path, capsys):
+    from okgin.evaluate import main
+
+    with StubServer(script=["junk"] * 3) as stub:
+        spec = f"llm:stub@{stub.url}#concurrency=1"
+        report = main(["--agents", spec, "simple", "--hands", "4", "--no-progress", "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    (st,) = report["agent_stats"]
+    assert st["agent"] == spec and st["refused"] == 3 and st["fallbacks"] == 1 and st["decisions"] > 10
+    assert f"{spec}: 3 of {st['answers']} answers refused" in out and "1 fallback moves" in out
+    assert json.loads((tmp_path / "r.json").read_text())["agent_stats"][0]["refused"] == 3
+    bots = main(["--agents", "simple", "random", "--hands", "2", "--no-progress"])
+    assert "agent_stats" not in bots  # a run of bots writes the keys it wrote before
