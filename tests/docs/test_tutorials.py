@@ -108,3 +108,17 @@ def test_a_walk_that_fails_fails_the_test(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PAGE", page)
     with pytest.raises(AssertionError, match="failed"):
         run_walk("Broken", tmp_path)
+
+
+#: pages that open with "the shortest working code": their first python block runs as written
+OPENINGS = ("docs/environments.md", "docs/vector_env.md", "docs/rendering.md", "docs/search.md")
+
+
+@pytest.mark.parametrize("page", OPENINGS)
+def test_a_page_opens_with_code_that_runs(page, tmp_path, monkeypatch):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    head = text[:text.index("\n## ")] if "\n## " in text else text
+    blocks = [code for language, code in ((m.group(1), m.group(2)) for m in BLOCK.finditer(head)) if language == "python"]
+    assert blocks, f"{page} should open with a python block (the shortest working code)"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[0], page, "exec"), {"__name__": "__opening__"})
