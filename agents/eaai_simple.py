@@ -15,7 +15,7 @@ from okgin_env.game.jit import kernel
 from okgin_env.game.observation import CANNOT_DISCARD, IS_DEALER
 
 from . import kernels as k
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 
 WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room; one cache line)
 PAIR_WORDS = 21  #: one bit per unordered pair of two different cards: 52 * 51 / 2 = 1326 <= 21 * 64
@@ -25,7 +25,7 @@ LOW = 5  #: a record's set depends on its hand's five lowest cards (see _set_of)
 CARD_BITS = (1 << NUM_CARDS) - 1
 
 
-class EaaiSimpleAgent(Agent):
+class EaaiSimpleAgent(Bot):
     """Neller's SimpleGinRummyPlayer (the EAAI framework's "Simple"), as its Java source decides:
 
     * Draw: takes the face-up card (the upcard on the offer included) only if that card is in

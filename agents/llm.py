@@ -52,7 +52,7 @@ import numpy as np
 from okgin_env.text.moves import MoveError, read_answer
 from okgin_env.text.view import render_view
 
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ class _GaveUp(Exception):
 
 # ----------------------------------------------------------------------------- the agent
 
-class LLMAgent(Agent):
+class LLMAgent(Bot):
     """A language model behind an OpenAI-compatible chat API, as a batched okgin agent (module docstring)."""
 
     uses_observations = True

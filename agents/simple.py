@@ -9,10 +9,10 @@ from okgin_env.game.cards import NUM_CARDS, NUM_RANKS
 from okgin_env.game.jit import kernel
 
 from . import kernels as k
-from .base import Agent, check_batch
+from .base import Bot, check_batch
 
 
-class SimpleAgent(Agent):
+class SimpleAgent(Bot):
     """okgin's simple baseline. It is not Neller's SimpleGinRummyPlayer of the EAAI framework
     (that is ``eaai_simple``): it takes more cards (also to knock at once), throws the highest
     rank among equal deadwood and has no guard against repeating a {drawn, discarded} pair.
