@@ -1,4 +1,6 @@
-"""Language models as okgin agents, through the OpenAI-compatible chat API (``pip install -e '.[llm]'`` in the checkout).
+"""Language models as okgin agents, through the OpenAI-compatible chat API.
+
+Install the ``llm`` extra in the checkout: ``pip install -e '.[llm]'``.
 
 The spec ``llm:MODEL@BASE_URL[#OPTION=VALUE,...]`` seats a model served by vLLM, llama.cpp's
 server, Ollama or a hosted service::
@@ -60,10 +62,12 @@ PROMPT_VERSION = 1  #: bump whenever SYSTEM_PROMPT or REASK_PROMPT changes (resu
 SYSTEM_PROMPT = """\
 You are playing Oklahoma Gin, a two-player Gin Rummy, to win.
 Rules:
-- 52 cards, ace low. Card text: rank A 2 3 4 5 6 7 8 9 T J Q K, then suit s h d c (7h = seven of hearts, Ts = ten of spades).
+- 52 cards, ace low. Card text: rank A 2 3 4 5 6 7 8 9 T J Q K, then suit s h d c
+  (7h = seven of hearts, Ts = ten of spades).
 - Melds: 3 or 4 cards of one rank, or 3 or more cards of one suit in sequence. A card belongs to one meld.
 - Deadwood: the points of the cards left out of melds (ace 1, number cards their number, T J Q K 10).
-- Your view gives the hand's knock limit (in Oklahoma Gin the first upcard sets it: ace 0, gin only; 2-9 their number; T J Q K 10).
+- Your view gives the hand's knock limit (in Oklahoma Gin the first upcard sets it: ace 0, gin only;
+  2-9 their number; T J Q K 10).
 - On the first upcard offer the non-dealer, then the dealer, may take the upcard or pass.
 - A turn: take the top card of the stock or of the discard pile, then discard one card, or knock.
   A card taken from the discard pile may not be discarded in the same turn.
@@ -131,8 +135,8 @@ class LLMOptions:
             try:
                 values[name] = int(value) if kind == "int" else float(value) if kind == "float" else value.strip()
             except ValueError:
-                raise ValueError(f"llm option {name}={value!r}: expected a{'n integer' if kind == 'int' else ' number'}") \
-                    from None
+                expected = "an integer" if kind == "int" else "a number"
+                raise ValueError(f"llm option {name}={value!r}: expected {expected}") from None
         return cls(**values)
 
 
@@ -215,7 +219,8 @@ class LLMAgent(Bot):
         try:
             import openai
         except ImportError:
-            raise ImportError("the llm agent needs the openai client: pip install -e '.[llm]' in the checkout") from None
+            raise ImportError("the llm agent needs the openai client: pip install -e '.[llm]' in the checkout") \
+                from None
         self.model, self.base_url = model, base_url
         self.options = options or LLMOptions()
         self.name = name or f"llm:{model}@{base_url}"

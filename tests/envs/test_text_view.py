@@ -148,8 +148,9 @@ def test_a_move_for_a_player_not_to_move_is_refused_as_not_your_turn():
 
 
 def test_no_hidden_card_in_any_view_of_many_random_games():
-    """Every view of both players over 120 steps of 32 random hands and of 8 random games to 30: the cards named are the player's own, the discard pile's, and the opponent's
-    taken cards; never a stock card or one of the opponent's unseen cards. The own hand is named in full."""
+    """Every view of both players over 120 steps of 32 random hands and of 8 random games to 30: the cards
+    named are the player's own, the discard pile's and the opponent's taken cards; never a stock card or
+    one of the opponent's unseen cards. The own hand is named in full."""
     from okgin_env import Rules
 
     checked = 0
@@ -166,7 +167,7 @@ def test_no_hidden_card_in_any_view_of_many_random_games():
                 for i in np.flatnonzero(out.current_player >= 0):
                     mask = out.legal_action_mask[i] if out.current_player[i] == p else np.zeros(107, bool)
                     text = render_view(views[i], mask)
-                    stock = set(int(c) for c in s.deck[i, int(s.stock_next[i]):])
+                    stock = {int(c) for c in s.deck[i, int(s.stock_next[i]):]}
                     opp_unseen = {c for c in cards_of(s.hands[i, 1 - p]) if not s.taken[i, 1 - p, c]}
                     named = card_tokens(text)
                     assert not named & (stock | opp_unseen), (named & (stock | opp_unseen), text)
