@@ -59,13 +59,11 @@ class Limits:
             raise ValueError(f"memory_mb must be >= 256 (a bot's process imports numpy and numba), got {self.memory_mb}")
 
 
-def make_agent(spec: str, seed: int, rules: dict | None = None):
-    """The agent of ``spec`` for games under ``rules`` (``okgin_agents.make``)."""
-    import okgin_agents
+def agent_for(spec: str, seed: int, rules: dict | None = None):
+    """The agent of ``spec`` for games under ``rules`` (a stored rules dict): ``okgin_env.make_agent``."""
+    from okgin_env import Rules, make_agent
 
-    from okgin_env import Rules
-
-    return okgin_agents.make(spec, seed=seed, rules=Rules.from_dict(rules) if rules else None)
+    return make_agent(spec, seed=seed, rules=Rules.from_dict(rules) if rules else None)
 
 
 def _seat(spec: str, seed: int, rules: dict, limits: Limits):
@@ -74,7 +72,7 @@ def _seat(spec: str, seed: int, rules: dict, limits: Limits):
 
         return SandboxedAgent(spec, seed, rules, limits.move_seconds, limits.memory_mb, limits.cpu_seconds,
                               limits.start_seconds)
-    return make_agent(spec, seed, rules)
+    return agent_for(spec, seed, rules)
 
 
 def _move(agent, table) -> int:
@@ -197,7 +195,7 @@ def register(store: Store, name: str, spec: str) -> int:
         raise ValueError(f"an agent name is 1-200 characters on one line, got {name!r}")
     kind = agent_kind(spec)
     if kind == "bot" or ":" not in spec:
-        make_agent(spec, 0)  # an unknown spec or a missing checkpoint fails now, with the registry's message
+        agent_for(spec, 0)  # an unknown spec or a missing checkpoint fails now, with the registry's message
     elif kind == "person":
         raise ValueError("people play on the web table (play.py --web --db URL), not on the ladder")
     return store.agent(spec, name=name, ladder=True)

@@ -202,9 +202,9 @@ def _child(spec: str, seed: int, rules: dict) -> None:
         proto.flush()
 
     try:
-        from okgin.arena.ladder import make_agent
+        from okgin.arena.ladder import agent_for
 
-        agent = make_agent(spec, seed, rules)
+        agent = agent_for(spec, seed, rules)
     except BaseException as e:  # noqa: BLE001 - the parent reads one line
         send(f"{type(e).__name__}: {e}".encode()[:300])
         return
