@@ -199,3 +199,27 @@ def test_textarena_answers_stay_with_their_author():
     texts = " ".join(m[1] for m in messages)
     assert secret not in texts and f"Player {pid} " in texts
     assert okgin_ta.ENV_IDS["OklahomaGin-v0"] == "game"
+
+
+def test_no_hidden_card_in_any_textarena_message_before_a_showdown():
+    """Every message a player receives in a game to 30 (boards, moves in words), checked when it reaches
+    the player: it names no stock card and no unseen card of the opponent (a finished hand's showdown,
+    which lays both hands open, and the messages of that hand before it are left out)."""
+    env = ta.make(env_id="OklahomaGin-v0-raw", target_score=30)
+    env.reset(num_players=2, seed=6)
+    players = {0: ScriptedPlayer(0), 1: ScriptedPlayer(1)}
+    done, checked = False, 0
+    while not done:
+        pid, messages = env.get_observation()
+        s = env.game.state
+        stock = {int(c) for c in s.deck[0, int(s.stock_next[0]):]}
+        unseen = {c for c in cards_of(s.hands[0, 1 - pid]) if not s.taken[0, 1 - pid, c]}
+        ended = [k for k, m in enumerate(messages) if m[1].startswith("Hand over")]
+        for _, text, kind in messages[ended[-1] + 1 if ended else 0:]:  # before a showdown: the finished hand
+            if kind != ta.ObservationType.PROMPT:  # the prompt's examples name 7h and Ts
+                named = {parse_card(x) for x in CARD_TOKEN.findall(text)}
+                assert not named & (stock | unseen), text
+                checked += 1
+        board = [m[1] for m in messages if m[2] == ta.ObservationType.GAME_BOARD][-1]
+        done, _ = env.step(action=players[pid](board))
+    assert checked > 50
