@@ -44,3 +44,26 @@ def checkpoint_dict(net: ActorCritic, **changes: Any) -> dict[str, Any]:
             "obs_size": OBS_SIZE, "features_version": FEATURES_VERSION, "num_actions": NUM_ACTIONS,
             "model_config": net.config, "model": net.state_dict(), "rules": {}, "args": {},
             "global_step": 0, "iteration": 0, **changes}
+
+
+def serve_in_thread(app: Any) -> tuple[str, Any, Any]:
+    """(url, uvicorn server, thread): the web table's ``app`` served on a free port of 127.0.0.1 from a
+    daemon thread, once it answers; stop it with ``server.should_exit = True`` and ``thread.join(10)``
+    (the browser tests and the leaderboard's share this instead of each starting its own)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline, "the web server did not start"
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port}", server, thread

@@ -23,6 +23,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its TestClie
     from starlette.testclient import TestClient  # noqa: E402
 
 from okgin import evaluate, play  # noqa: E402
+from okgin.web import bench  # noqa: E402
 from okgin.web import WebConfig, create_app  # noqa: E402
 from okgin.web.games import HumanGame  # noqa: E402
 from okgin.web.results import ResultsFile  # noqa: E402
@@ -50,25 +51,11 @@ def _play_to_end(c: TestClient, view: dict, rng: np.random.Generator, check=None
             check(view)
         if view["status"] == "game_over":
             return view
-        action = "next" if view["status"] == "hand_over" else _choose(view, rng)
+        action = bench.choose(view, rng)  # the package's scripted player: "next" after a showdown
         r = c.post(f"/api/games/{view['id']}/actions", json={"action": action})
         assert r.status_code == 200, r.text
         view = r.json()
     raise AssertionError("game did not end")
-
-
-def _choose(view: dict, rng: np.random.Generator) -> int:
-    """A quick player: knock when it may, else discard its highest deadwood card, else draw or take at random."""
-    legal = view["legal"]
-    knocks = [a for a in legal if a["kind"] == "knock"]
-    if knocks:
-        return knocks[0]["id"]
-    dead = {c["card"] for c in view["hand"]["deadwood_cards"]}
-    discards = [a for a in legal if a["kind"] == "discard"]
-    if discards:
-        pref = [a for a in discards if a["card"] in dead] or discards
-        return max(pref, key=lambda a: ("A23456789TJQK".index(a["card"][0]), a["id"]))["id"]
-    return int(rng.choice([a["id"] for a in legal]))
 
 
 def _server_game(c: TestClient, gid: str) -> HumanGame:
@@ -540,7 +527,6 @@ def test_watch_two_bots_to_the_end():
 @pytest.mark.slow
 def test_bench_runs_a_real_server_and_counts_games():
     """okgin.web.bench (docs/play.md's figures): a subprocess server, HTTP clients, no error, no game lost."""
-    from okgin.web import bench
 
     lat = bench.latency(20, "random", seed=0)
     assert lat["moves"]["n"] == 20 and lat["page_load"]["n"] == 50 and lat["moves"]["median_ms"] > 0

@@ -14,14 +14,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from support import ROOT
+from support import ROOT, serve_in_thread
 
 from okgin import play
 from okgin.web.views import headline, plain_score_line
@@ -48,20 +46,11 @@ TARGET = 25  #: the short games' target score
 
 # ----------------------------------------------------------------------------- fixtures
 
-def start_server(config: WebConfig) -> tuple[str, object, object, threading.Thread]:
+def start_server(config: WebConfig) -> tuple[str, object, object, object]:
     """(url, app, uvicorn server, thread): the app on a free port of 127.0.0.1, served from a thread."""
     app = create_app(config)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        assert time.time() < deadline, "the web server did not start"
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{port}", app, srv, thread
+    url, srv, thread = serve_in_thread(app)
+    return url, app, srv, thread
 
 
 @pytest.fixture(scope="module")
