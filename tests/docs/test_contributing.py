@@ -23,6 +23,7 @@ def example_diff() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_the_rule_option_diff_applies_to_a_scratch_copy_and_declares_the_option(tmp_path):
     tracked = subprocess.run(["git", "ls-files", "okgin_env", "docs/RULES.md", "tests/game"], cwd=ROOT,

@@ -19,13 +19,21 @@ from okgin_env.envs.vector import OkginVectorEnv
 from okgin_env.features.hand_info import SUMMARY_FIELDS
 
 LEARNER, OPPONENT = "player_0", "player_1"
-CONFIGS = [
-    {},
+SLOW = pytest.mark.slow
+CONFIGS = [  # the fast loop plays the first, with shaping, game bonuses and game episodes
     {"episode": "game", "game_bonuses": True, "deadwood_shaping": 0.5, "target_score": 40},
-    {"episode": "game", "reward": "win", "features": "meld", "obs_format": "dict", "target_score": 30},
-    {"obs_format": "rllib", "deadwood_shaping": 0.25, "spade_double": True, "features": "outs"},
-    {"reward": "win", "knock_limit": 10, "next_dealer": "alternate"},
+    pytest.param({}, marks=SLOW),
+    pytest.param({"episode": "game", "reward": "win", "features": "meld", "obs_format": "dict", "target_score": 30},
+                 marks=SLOW),
+    pytest.param({"obs_format": "rllib", "deadwood_shaping": 0.25, "spade_double": True, "features": "outs"},
+                 marks=SLOW),
+    pytest.param({"reward": "win", "knock_limit": 10, "next_dealer": "alternate"}, marks=SLOW),
 ]
+
+
+def config_id(options) -> str:
+    return ",".join(f"{k}={v}" for k, v in options.items()) or "default"
+
 
 
 def plain(obs) -> np.ndarray:
@@ -69,7 +77,7 @@ class AecLearner:
         return env.last()
 
 
-@pytest.mark.parametrize("options", CONFIGS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+@pytest.mark.parametrize("options", CONFIGS, ids=config_id)
 def test_aec_single_and_vector_envs_agree_step_by_step(options):
     seed = 11
     rng = np.random.default_rng(5)

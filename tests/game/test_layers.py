@@ -23,6 +23,7 @@ def loaded_after(statement: str) -> set[str]:
     return set(json.loads(out.stdout))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("room,forbidden", [
     ("game", ("okgin_env.features", "okgin_env.envs", "okgin_env.render", "okgin_env.testing")),
     ("features", ("okgin_env.envs", "okgin_env.render", "okgin_env.testing")),
