@@ -36,20 +36,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.human_table import (  # noqa: F401
+from okgin.human_table import (
     HELP,
     HUMAN,
-    LOG_FORMAT,
     Table,
     UsageError,
-    _card,
     agent_name,
     bot_action,
     check_log,
-    command_for,
     illegal_reason,
     move_words,
-    new_game,
     opponent_seed,
     parse_command,
     parse_rules,
@@ -469,6 +465,10 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--results", metavar="FILE.jsonl", default=os.path.join("runs", "human_results.jsonl"),
                      help="append each finished or abandoned human game here (default runs/human_results.jsonl; "
                           "read by evaluate.py --human-results)")
+    web.add_argument("--db", metavar="URL",
+                     help="also record each game in the results store (a SQLite file path or a URL such as "
+                          "postgresql+psycopg://user@host/db; the arena extra) and serve its leaderboard at "
+                          "/leaderboard (docs/arena.md)")
     return p
 
 
@@ -482,7 +482,7 @@ def serve_web(args, rules: Rules) -> int:
     from okgin.web import WebConfig, serve
     config = WebConfig(opponent=args.opponent, allow=tuple(args.allow), rules=rules, hand_only=args.hand_only,
                        watch=tuple(args.watch) if args.watch else None, seed=args.seed, results=args.results,
-                       listen=args.host, allow_hosts=tuple(args.allow_host))
+                       listen=args.host, allow_hosts=tuple(args.allow_host), db=args.db)
     serve(config, port=args.port)
     return EXIT_OK
 
@@ -493,6 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.delay is not None and not (args.delay >= 0):
             raise UsageError("--delay must be a number of seconds >= 0")
+        if args.db and not args.web:
+            raise UsageError("--db records the web table's games and serves its leaderboard; add --web")
         if args.replay and not args.web:
             if args.rules or args.seed is not None or args.hand_only or args.log:
                 raise UsageError("--replay takes the rules, seed and mode from the log; drop "

@@ -174,12 +174,12 @@ def play_match(spec_a: str, spec_b: str, rules: dict, seed: int, num_hands: int 
     hands = HandTable(game=np.arange(num_hands), **{k: np.asarray(v) for k, v in cols.items()})
     meta = {"forfeits": forfeits, "limits": {"move_seconds": limits.move_seconds, "memory_mb": limits.memory_mb},
             "display_names": list(names)}
-    for side, p in enumerate(players):  # what an agent reports of itself (a language model's illegal answers)
-        report = getattr(p, "report", None)
-        if callable(report):
+    for side, p in enumerate(players):  # what an agent counts of itself (a language model's refused answers)
+        stats = getattr(p, "stats", None)
+        if hasattr(stats, "to_dict"):
             try:
-                meta[f"agent_{'ab'[side]}"] = json.loads(json.dumps(report(), default=str))
-            except Exception:  # noqa: BLE001 - a report is extra, never a reason to lose the match
+                meta[f"agent_{'ab'[side]}"] = json.loads(json.dumps(stats.to_dict(), default=str))
+            except Exception:  # noqa: BLE001 - the counts are extra, never a reason to lose the match
                 pass
     return MatchRecord(spec_a=spec_a, spec_b=spec_b, rules=rules, seed=seed, hands=hands, games=game_rows,
                        source="ladder", episode="hand", duplicate=True, agent_seeds=(a_seed, b_seed),

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.arena.store import GameRow, HandTable, MatchRecord, Store
+from okgin.arena.match import GameRow, HandTable, MatchRecord, agent_kind
 
 PERSON_PREFIX = "person:"
 
@@ -36,6 +36,7 @@ def evaluation_records(specs: Sequence[str], names: Sequence[str], pairs: Sequen
     """
     out = []
     pair_no = {pair: p for p, pair in enumerate(pairs)}
+    kinds = [agent_kind(s) for s in specs]  # here, where the agent registry is loaded: the writer needs no bots
     for i, j, result, rows in hand_matches:
         p = pair_no[(i, j)]
         n = len(rows.win)
@@ -45,7 +46,8 @@ def evaluation_records(specs: Sequence[str], names: Sequence[str], pairs: Sequen
                           points=np.rint(rows.points).astype(np.int64), void=voids, knocker=rows.knocker,
                           gin=rows.gin, undercut=rows.undercut, forfeit=np.full(n, -1, np.int8))
         out.append(MatchRecord(
-            spec_a=specs[i], spec_b=specs[j], rules=rules, seed=seed, hands=table, source="evaluate",
+            spec_a=specs[i], spec_b=specs[j], kind_a=kinds[i], kind_b=kinds[j], rules=rules, seed=seed, hands=table,
+            source="evaluate",
             episode="hand", duplicate=duplicate, deal_set=f"evaluate:hands:{seed}:{n}:{int(duplicate)}:{rules_tag(rules)}",
             agent_seeds=agent_seeds[p], uid=_run_uid(run_id, "hands", i, j), seconds=result.seconds,
             started_at=datetime.now(timezone.utc) - timedelta(seconds=result.seconds),
@@ -62,7 +64,8 @@ def evaluation_records(specs: Sequence[str], names: Sequence[str], pairs: Sequen
                                                  rows.hands.astype(int).tolist())]
         empty = HandTable(*(np.zeros(0, np.int64) for _ in range(10)))
         out.append(MatchRecord(
-            spec_a=specs[i], spec_b=specs[j], rules=rules, seed=seed + 1, hands=empty, games=game_rows,
+            spec_a=specs[i], spec_b=specs[j], kind_a=kinds[i], kind_b=kinds[j], rules=rules, seed=seed + 1,
+            hands=empty, games=game_rows,
             source="evaluate", episode="game", duplicate=duplicate,
             deal_set=f"evaluate:games:{seed + 1}:{len(win)}:{int(duplicate)}:{rules_tag(rules)}",
             agent_seeds=agent_seeds[p], uid=_run_uid(run_id, "games", i, j), seconds=result.seconds,
@@ -113,6 +116,8 @@ class StoreWriter:
     raised into the game (the JSON log is the record of last resort)."""
 
     def __init__(self, url: str) -> None:
+        from okgin.arena.store import Store
+
         self.store = Store(url)
 
     def write(self, record: MatchRecord) -> tuple[bool, str | None]:

@@ -97,7 +97,10 @@ def routes(table: WebTable) -> list:
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
 
-    return [Route("/", index), *api_routes(table), Mount("/static", StaticFiles(directory=STATIC_DIR), name="static")]
+    from okgin.web.arena import routes as arena_routes
+
+    return [Route("/", index), *api_routes(table), *arena_routes(lambda: table.arena),
+            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static")]
 
 
 def exception_handlers() -> dict:

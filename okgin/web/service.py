@@ -139,6 +139,7 @@ class WebConfig:
     max_body: int = DEFAULT_MAX_BODY
     listen: str = "127.0.0.1"  #: the address the server listens on: a Host the page may be reached by
     allow_hosts: Sequence[str] = ()  #: more Host names (``--allow-host``), e.g. this machine's LAN name
+    db: str | None = None  #: the results store (``--db``): people's games recorded there, the leaderboard read from it
 
     def hosts(self) -> list[str]:
         """Every ``Host`` (without port) a request may carry: the listen address, loopback, ``allow_hosts``."""
@@ -163,6 +164,17 @@ class WebTable:
         self.opponent = agent_name(config.opponent)
         self.games = Registry(config.max_games)
         self.results = ResultsFile(config.results)
+        self.arena = None  #: okgin.web.arena.ArenaLink with --db
+        if config.db:
+            from okgin.web.arena import ArenaLink
+
+            try:
+                self.arena = ArenaLink(config.db, config.rules.to_dict())
+            except ImportError as e:
+                raise UsageError(str(e)) from None
+            except Exception as e:  # noqa: BLE001 - a bad URL or a server that is down: one line at start
+                raise UsageError(f"cannot open the results store {config.db}: {type(e).__name__}: "
+                                 f"{str(e).splitlines()[0][:300] if str(e) else ''}") from None
         self._seeds = np.random.SeedSequence(config.seed) if config.seed is not None else None
         self._created = 0
         self._lock = threading.Lock()
@@ -220,15 +232,29 @@ class WebTable:
         c = self.config
         return {"opponent": self.opponent, "bots": list(self.bots), "rules": c.rules.to_dict(),
                 "rule_options": Rules.option_names(), "hand_only": c.hand_only,
-                "watch": [agent_name(s) for s in c.watch] if c.watch else None, "help": HELP}
+                "watch": [agent_name(s) for s in c.watch] if c.watch else None, "help": HELP,
+                "arena": self.arena is not None}
 
     # the API's operations (called in a worker thread)
     def create_game(self, body: dict) -> dict[str, Any]:
-        _only_keys(body, ("opponent", "rules", "hand_only", "seed"))
+        _only_keys(body, ("opponent", "rules", "hand_only", "seed", "player"))
         key, spec = self.bot(body.get("opponent", self.opponent))
         rules, hand_only, (seed, public) = self.table_options(body)
         g = HumanGame(GameSetup(key, spec, rules, hand_only, seed, public), self.game_bot, self.results.append)
+        if self.arena is not None:  # --db: each result also goes to the store, as the person named by the page
+            from okgin.web.arena import player_name
+
+            person = player_name(body.get("player"))
+            g.save = lambda record: self._save_both(g, person, record)
+            if g.recorded:  # the bot ended the game before the person's first move: the file has it already
+                self.arena.save(g, person, g.record())
         return self.opened(g, g.view)
+
+    def _save_both(self, game: HumanGame, person: str, record: dict) -> tuple[bool | None, str | None]:
+        """The results file's line (its answer is the game's), then the store's match (a failure is logged)."""
+        saved = self.results.append(record)
+        self.arena.save(game, person, record)
+        return saved
 
     def read_game(self, gid: str) -> dict[str, Any]:
         g = self.games.get(gid, HumanGame)

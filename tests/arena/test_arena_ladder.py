@@ -138,3 +138,28 @@ def test_the_command_line_says_what_is_allowed(tmp_path, capsys):
     with pytest.raises(SystemExit):
         arena(["ratings", "--db", "mysql://h/d"])
     assert "unsupported database URL scheme" in capsys.readouterr().err
+
+
+def test_a_language_model_match_through_the_stub_server_is_stored_with_its_illegal_moves(db_url):
+    """Ten games (one hand each) of an llm: agent against simple, the stub answering junk and illegal moves
+    now and then: every game stored with the model's refused answers and fallbacks in the match's record."""
+    stub_mod = pytest.importorskip("okgin_agents.llm_stub")
+    pytest.importorskip("openai")
+    from okgin_env.agent_specs import is_registered
+
+    if not is_registered("llm"):
+        pytest.skip("the llm: agent spec is not registered in this checkout")
+    script = ["junk", "illegal", "move", "illegal", "illegal", "illegal"]  # the 4th-6th: a fallback
+    with stub_mod.StubServer(script=script) as stub:
+        spec = f"llm:stub@{stub.url}#retries=0,reasks=2"
+        m = ladder.play_match(spec, "simple", {**__import__("okgin_env").Rules().to_dict()}, seed=3, num_hands=10,
+                              names=("stub-model", "simple"))
+    with Store(db_url) as store:
+        mid = store.record(m)
+        with store.read() as conn:
+            row = conn.execute(sa.select(schema.matches).where(schema.matches.c.id == mid)).mappings().one()
+            kinds = dict(conn.execute(sa.select(schema.agents.c.name, schema.agents.c.kind)).all())
+    assert row["hands"] == 10 and row["games"] == 10 and row["forfeits_a"] == 0
+    stats = row["meta"]["agent_a"]
+    assert stats["refused"] == 5 and stats["fallbacks"] == 1 and 0 < stats["illegal_move_rate"] < 1
+    assert kinds == {"stub-model": "model", "simple": "bot"}

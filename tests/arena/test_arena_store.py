@@ -203,3 +203,16 @@ def test_evaluate_db_refuses_what_it_cannot_record(capsys):
     with pytest.raises(SystemExit):
         evaluate.main(["--agents", "simple", "random", "--hands", "10", "--db", "mysql://h/d"])
     assert "unsupported database URL scheme 'mysql'" in capsys.readouterr().err
+
+
+def test_evaluate_stops_when_the_store_cannot_be_opened(capsys, tmp_path):
+    """The writer opens the store while the matches play; one that cannot be opened stops the run with one line
+    (after the first pair that ends once the writer has failed, or at the end when the matches were quicker)."""
+    from okgin import evaluate
+
+    with pytest.raises(SystemExit) as stop:
+        evaluate.main(["--agents", "simple", "greedy", "random", "--hands", "10", "--no-progress",
+                       "--db", "postgresql+psycopg://nobody@127.0.0.1:1/none", "--json", str(tmp_path / "x.json")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "evaluate.py: error: --db:" in err and "OperationalError" in err

@@ -120,6 +120,8 @@ async function newGame(ask = true) {
   setBusy(true);
   if (inProgress()) await abandonGame();
   const body = { opponent: $("opponent-select").value, hand_only: $("hand-only").checked };
+  const player = config.arena && localStorage.getItem("okgin-player");  // the leaderboard's "Your name"
+  if (player) body.player = player;
   try {
     game = await api("POST", "/api/games", body);
     showError("");
@@ -547,6 +549,14 @@ async function start() {
   const [wa, wb] = config.watch || [config.opponent, config.opponent];
   opts("watch-a", wa);
   opts("watch-b", wb);
+  $("leaderboard-link").hidden = !config.arena;
+  // a leaderboard's replay link: /#replay=MATCH.GAME opens that stored game in the Replay tab
+  const stored = /^#replay=([0-9]{1,12})\.([0-9]{1,6})$/.exec(location.hash);
+  if (stored) {
+    selectTab("replay");
+    try { await openReplay(await api("GET", `/api/arena/matches/${stored[1]}/games/${stored[2]}/log`)); } catch (e) { $("replay-error").textContent = e.message; }
+    return;
+  }
   if (config.watch) { selectTab("watch"); startWatch(); } else { newGame(); }
 }
 
