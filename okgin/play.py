@@ -36,16 +36,20 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.human_table import (
+from okgin.human_table import (  # noqa: F401
     HELP,
     HUMAN,
+    LOG_FORMAT,
     Table,
     UsageError,
+    _card,
     agent_name,
     bot_action,
     check_log,
+    command_for,
     illegal_reason,
     move_words,
+    new_game,
     opponent_seed,
     parse_command,
     parse_rules,
