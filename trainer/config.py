@@ -81,7 +81,8 @@ class Args:
         "when stderr is a terminal")
 
     # ---------------------------------------------------------------------- game
-    rules: dict = arg({}, "rule options of the training games (okgin_env.Rules keys; {} = Oklahoma defaults)")
+    rules: dict = arg({}, "rule options of the training games (okgin_env.Rules keys; {} = Oklahoma defaults; "
+                          "a rule set's name such as eaai stands for its options)")
     episode: str = arg("hand", "episode unit: hand (one hand per episode; points per hand) or game (to target_score)")
 
     # ----------------------------------------------------------------- algorithm
@@ -269,6 +270,11 @@ def check_value(key: str, value, tp, read_from: str = ""):
 def args_from_dict(d: dict) -> Args:
     """Build ``Args`` from a mapping of config keys; unknown keys and bad values raise a one-line ValueError."""
     hints = typing.get_type_hints(Args)
+    if isinstance(d.get("rules"), str):  # a rule set's name ("rules: eaai") stands for its options
+        try:
+            d = {**d, "rules": Rules.named(d["rules"]).to_dict()}
+        except ValueError as e:
+            raise ValueError(f"config key 'rules': {e}") from None
     unknown = sorted(map(str, set(d) - set(hints)))
     if unknown:
         named = ", ".join(k + did_you_mean(k, hints) for k in unknown)

@@ -193,7 +193,8 @@ def encode_state(game: VectorGame, i: int = 0) -> np.ndarray:
     if cur >= 0:
         v[f["current_player"].start + cur] = 1.0
     v[f["dealer"].start + int(s.dealer[i])] = 1.0
-    v[f["turns"].start] = min(1.0, int(s.turns[i]) / rules.max_turns_per_hand)
+    cap = rules.max_turns_per_hand
+    v[f["turns"].start] = 0.0 if cap is None else min(1.0, int(s.turns[i]) / cap)  # None: no cap to near
     v[f["scores"]] = s.scores[i] / rules.target_score
     return v
 

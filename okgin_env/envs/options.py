@@ -94,8 +94,10 @@ class EnvConfig:
         rule_opts = {k: v for k, v in options.items() if k in Rules.option_names()}
         rules = options.get("rules")
         if rules is not None:
+            if isinstance(rules, str):  # a rule set's name: rules="eaai"
+                rules = Rules.named(rules)
             if not isinstance(rules, Rules):
-                raise ValueError(f"rules must be an okgin_env.Rules, got {type(rules).__name__}")
+                raise ValueError(f"rules must be an okgin_env.Rules or a rule set's name, got {type(rules).__name__}")
             if rule_opts:
                 raise ValueError(f"give either rules=Rules(...) or rule options ({', '.join(rule_opts)}), not both")
         else:

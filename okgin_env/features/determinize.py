@@ -367,7 +367,8 @@ def _who_and_when(i, o, p, seen, n_pile, pile_turns, rules, st):
     turns = 0
     if ph >= PH_DRAW:  # completed turns (the offer has none): stock draws and pile takes the observation shows
         turns = (FULL_STOCK - seen.stock - drew_now) + pile_turns
-    st.turns[i] = max(0, min(turns, rules.max_turns_per_hand - 1))
+    cap = rules.max_turns_per_hand
+    st.turns[i] = max(0, turns if cap is None else min(turns, cap - 1))
     if rules.game_episode:
         target = rules.target_score
         for who, off in ((p, 0), (q, 1)):

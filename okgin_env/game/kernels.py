@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from okgin_env.game import eaai_showdown as _eaai
 from okgin_env.game import melds as _melds
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from okgin_env.game.cards import NUM_CARDS, NUM_RANKS
@@ -54,10 +55,11 @@ from okgin_env.game.observation import (
     STOCK_SIZE,
 )
 from okgin_env.game.records import MASK_ONLY, ObserveRequest, Views, blank_result_row, named_core
-from okgin_env.game.rules import LOSER_DEALS, WINNER_DEALS
+from okgin_env.game.rules import EAAI_SHOWDOWN, LOSER_DEALS, WINNER_DEALS
 
 # The meld tables the kernels use, read as globals (numba freezes them as constants).
 _RUN_DW, _RUN_MELDED, _RANK_POINTS = _melds.RUN_DEADWOOD, _melds.RUN_MELDED, _melds.RANK_POINTS
+TURNS_SATURATE = 32767  #: the largest turn count GameState.turns (int16) holds
 # ``observe`` writes these observation fields whole; every other field it zeroes, then sets a few
 # entries ((offset, size) pairs, derived so that a new field is zeroed too).
 _WHOLE_FIELDS = ("own_hand", "opp_taken", "opp_discarded", "opp_declined", "stock_size", "is_dealer")
@@ -207,7 +209,8 @@ def transition(actions, move, c):
             card = a - KNOCK if knock else a
             hands[i, p, card] = taken[i, p, card] = False
             taken_card[i] = -1
-            turns[i] += 1
+            if turns[i] < TURNS_SATURATE:  # without a turn cap (max_turns_per_hand=None) the count stops here
+                turns[i] += 1
             if knock:
                 _showdown(i, p, card, c, s)
                 continue
@@ -268,14 +271,28 @@ def _void_hand(i, cap, c, s):
     _end_hand(i, -1, 0, True, cap, c)
 
 
+@kernel(inline="always")
+def _bits_of_row(row):
+    """A (52,) bool hand as a 52-bit mask."""
+    bits = 0
+    for cc in range(NUM_CARDS):
+        if row[cc]:
+            bits |= 1 << cc
+    return bits
+
+
 @kernel
 def _showdown(i, p, card, c, s):
     """Player p knocked with ``card`` face down: lay out, lay off, score (docs/RULES.md, Showdown)."""
     st, r, rules = c.state, c.result, c.rules
-    _melds.masks_of_row(st.hands[i, p], s.mine)
-    _melds.masks_of_row(st.hands[i, 1 - p], s.other)
-    _melds.showdown_of_masks(s.mine, s.other, _RUN_DW, _RUN_MELDED, _RANK_POINTS, r.meld_id[i], r.laid_off[i],
-                             s.pair)
+    if rules.showdown == EAAI_SHOWDOWN:  # each side's declared melds drawn from the deal, greedy lay-offs
+        _eaai.eaai_showdown(_bits_of_row(st.hands[i, p]), _bits_of_row(st.hands[i, 1 - p]),
+                            _eaai.deal_seed(st.deck[i]), r.meld_id[i], r.laid_off[i], s.pair)
+    else:
+        _melds.masks_of_row(st.hands[i, p], s.mine)
+        _melds.masks_of_row(st.hands[i, 1 - p], s.other)
+        _melds.showdown_of_masks(s.mine, s.other, _RUN_DW, _RUN_MELDED, _RANK_POINTS, r.meld_id[i], r.laid_off[i],
+                                 s.pair)
     k_dw, d_dw = s.pair[0], s.pair[1]
     up = st.deck[i, UPCARD_POS]
     if k_dw == 0:

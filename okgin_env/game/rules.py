@@ -14,6 +14,11 @@ from okgin_env.game.suggest import unknown_names_message
 NEXT_DEALER_CHOICES = ("winner", "loser", "alternate")
 #: ``RuleParams.next_dealer``: the index of the choice in NEXT_DEALER_CHOICES
 WINNER_DEALS, LOSER_DEALS, DEALERS_ALTERNATE = range(len(NEXT_DEALER_CHOICES))
+SHOWDOWN_CHOICES = ("optimal", "eaai")
+#: ``RuleParams.showdown``: the index of the choice in SHOWDOWN_CHOICES
+OPTIMAL_SHOWDOWN, EAAI_SHOWDOWN = range(len(SHOWDOWN_CHOICES))
+#: ``RuleParams.max_turns_per_hand`` of ``max_turns_per_hand=None``: more turns than a hand can count
+NO_TURN_CAP = 1 << 40
 
 
 # ------------------------------------------------------------------ what an option's values are
@@ -85,6 +90,27 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Nothing:
+    """``None``, meaning ``meaning`` (e.g. "no cap"); a kernel reads ``kernel_value``."""
+
+    meaning: str
+    kernel_value: int
+
+    def check(self, v: Any) -> bool:
+        return v is None
+
+    @property
+    def allowed(self) -> str:
+        return f"None ({self.meaning})"
+
+    def kernel(self, v: Any) -> int:
+        return self.kernel_value
+
+    def strategy(self, st: Any) -> Any:
+        return st.none()
+
+
+@dataclass(frozen=True)
 class Either:
     """A value of ``first`` or of ``second`` (``first`` is tried first)."""
 
@@ -128,7 +154,10 @@ class Rules:
     spade_double: bool = option(False, Flag(), "a spade first upcard doubles the hand's points")
     target_score: int = option(100, Integer(1, 10000, (1, 40)), "a game ends when a player's total reaches this")
     game_bonuses: bool = option(False, Flag(), "line (25 a hand won), game (100) and shutout (doubles) bonuses at a game's end")
-    max_turns_per_hand: int = option(200, Integer(1, 10000, (1, 40)), "turn cap: the hand is void after this many turns")
+    max_turns_per_hand: int | None = option(200, Either(Integer(1, 10000, (1, 40)), Nothing("no cap", NO_TURN_CAP)),
+                                            "turn cap: the hand is void after this many turns")
+    showdown: str = option("optimal", Choice(SHOWDOWN_CHOICES),
+                           "how the melds and lay-offs of a knock are chosen: okgin's best for each side, or the EAAI framework's")
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -137,13 +166,33 @@ class Rules:
                 _bad(f.name, value, values.allowed)
 
     @classmethod
+    def eaai(cls) -> "Rules":
+        """The rules of the EAAI Gin Rummy framework (tneller/gin-rummy-eaai), the EAAI-21 tournament's:
+        knock at 10 or less, gin and undercut 25, the first player alternates, no card taken from the
+        pile thrown back, games to 100 without bonuses, the framework's showdown and no turn cap."""
+        return cls(knock_limit=10, gin_bonus=25, undercut_bonus=25, next_dealer="alternate",
+                   discard_taken_card=False, spade_double=False, target_score=100, game_bonuses=False,
+                   max_turns_per_hand=None, showdown="eaai")
+
+    @classmethod
+    def named(cls, name: str) -> "Rules":
+        """A rule set by name: one of ``RULE_SETS`` ("oklahoma", "eaai"); others raise ``ValueError``."""
+        key = name.strip().lower() if isinstance(name, str) else name
+        if key not in RULE_SETS:
+            raise ValueError(f"unknown rule set {name!r}; rule sets: {', '.join(RULE_SETS)}")
+        return RULE_SETS[key]()
+
+    @classmethod
     def option_names(cls) -> list[str]:
         """Names of all rule options."""
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "Rules":
-        """Build from a mapping; unknown names raise ``ValueError`` listing the valid ones."""
+    def from_dict(cls, options: Mapping[str, Any] | str) -> "Rules":
+        """Build from a mapping of options (unknown names raise ``ValueError`` listing the valid ones),
+        or from a rule set's name ("eaai"; see ``named``)."""
+        if isinstance(options, str):
+            return cls.named(options)
         unknown = set(options) - set(cls.option_names())
         if unknown:
             raise ValueError(unknown_names_message(unknown, cls.option_names(), "rule option"))
@@ -151,11 +200,16 @@ class Rules:
 
     @classmethod
     def from_strings(cls, items: list[str] | tuple[str, ...]) -> "Rules":
-        """Build from command-line ``key=value`` strings ("knock_limit=10", "spade_double=true")."""
+        """Build from command-line ``key=value`` strings ("knock_limit=10", "spade_double=true"), after
+        an optional rule set's name that they change ("eaai", "eaai target_score=50")."""
         opts: dict[str, Any] = {}
-        for item in items:
+        for i, item in enumerate(items):
             if "=" not in item:
-                raise ValueError(f"rule option {item!r} must look like key=value; valid keys: {', '.join(cls.option_names())}")
+                if i == 0 and item.strip().lower() in RULE_SETS:
+                    opts = cls.named(item).to_dict()
+                    continue
+                raise ValueError(f"rule option {item!r} must look like key=value (valid keys: "
+                                 f"{', '.join(cls.option_names())}) or, first, a rule set: {', '.join(RULE_SETS)}")
             key, value = (s.strip() for s in item.split("=", 1))
             opts[key] = _parse_value(value)
         return cls.from_dict(opts)
@@ -173,8 +227,14 @@ def _bad(name: str, value: Any, allowed: str) -> None:
     raise ValueError(f"invalid rule option {name}={value!r}: allowed is {allowed}")
 
 
+#: the named rule sets (``Rules.named``, ``--rules eaai``): name -> what makes it
+RULE_SETS = {"oklahoma": Rules, "eaai": Rules.eaai}
+
+
 def _parse_value(text: str) -> Any:
     low = text.lower()
+    if low == "none":
+        return None
     if low in ("true", "yes", "on"):
         return True
     if low in ("false", "no", "off"):

@@ -134,8 +134,9 @@ def check_state(state: GameState, rules: Rules, episode: str) -> None:
          lambda g: f"pile_size={s.pile_size[g]}, stock={stock[g]}")
     _bad(f"a discard decision needs at least {WALL} stock cards", live & (s.phase == Phase.DISCARD) & (stock < WALL),
          lambda g: f"stock={stock[g]}")
-    _bad(f"a running hand must have turns < max_turns_per_hand ({rules.max_turns_per_hand})",
-         live & (s.turns >= rules.max_turns_per_hand), lambda g: int(s.turns[g]))
+    if rules.max_turns_per_hand is not None:  # None: no turn cap
+        _bad(f"a running hand must have turns < max_turns_per_hand ({rules.max_turns_per_hand})",
+             live & (s.turns >= rules.max_turns_per_hand), lambda g: int(s.turns[g]))
     tc = np.clip(s.taken_card.astype(np.int64), 0, NUM_CARDS - 1)
     held = s.hands[rows, mover, tc] & s.taken[rows, mover, tc]
     _bad("taken_card must be -1, or (in the discard phase) a card the mover took from the pile and holds",
@@ -157,5 +158,6 @@ def ended_flags(state: GameState, rules: Rules, episode: str) -> np.ndarray:
     every other finished game is terminated."""
     stock = NUM_CARDS - state.stock_next.astype(np.int64)
     all_placed = state.hands.sum(axis=(1, 2)) + stock + state.pile_size == NUM_CARDS
-    cap = (episode == "hand") & all_placed & (stock > WALL) & (state.turns >= rules.max_turns_per_hand)
+    capped = rules.max_turns_per_hand is not None and episode == "hand"  # None: no turn cap
+    cap = capped & all_placed & (stock > WALL) & (state.turns >= (rules.max_turns_per_hand or 0))
     return np.stack([state.done & ~cap, state.done & cap], axis=1)

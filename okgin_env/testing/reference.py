@@ -19,6 +19,9 @@ Public interface
 ``reference_showdown(knocker_cards, defender_cards) -> (K, D)``
     Knocker's deadwood and the defender's deadwood after lay-offs (none on gin),
     with the knocker tie-break of docs/RULES.md.
+``eaai_showdown_details(knocker_cards, defender_cards, seed)``
+    The EAAI framework's showdown (``showdown="eaai"``): declared melds drawn from the deal's
+    seed (``deal_seed``), then greedy lay-offs in the framework's card order.
 ``ReferenceGame(rules, deck, dealer, episode="hand", next_deck=None)``
     One episode (a hand or a whole game), driven by ``step(action)`` with the
     action ids of docs/RULES.md, exposing ``current_player``, ``phase``,
@@ -268,6 +271,99 @@ def reference_showdown(knocker_cards: Iterable[int], defender_cards: Iterable[in
     return k, d
 
 
+# --------------------------------------------------------------------------------------
+# The EAAI framework's showdown (Rules(showdown="eaai"); docs/RULES.md "Showdown")
+# --------------------------------------------------------------------------------------
+MASK64 = (1 << 64) - 1
+#: the framework's suits in its card-id order (clubs, hearts, spades, diamonds), as okgin suits
+EAAI_SUIT_ORDER = (3, 1, 0, 2)
+
+
+def mix64(z: int) -> int:
+    """splitmix64's finaliser, on Python ints kept to 64 bits."""
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def deal_seed(deck: Sequence[int]) -> int:
+    """The deal's random numbers: a hash of its 52-card order."""
+    h = 0
+    for c in deck:
+        h = mix64(h ^ int(c))
+    return h
+
+
+def eaai_card_order() -> list[int]:
+    """okgin card indices in the framework's card-id order: clubs A-K, hearts, spades, diamonds."""
+    return [s * NUM_RANKS + r for s in EAAI_SUIT_ORDER for r in range(NUM_RANKS)]
+
+
+def eaai_meld_list(cards: Iterable[int]) -> list[frozenset[int]]:
+    """Every meld in ``cards`` in the framework's order (``cardsToAllMeldBitstrings``): runs by suit
+    (clubs, hearts, spades, diamonds), lowest rank, length; then sets by rank: the three without
+    clubs, without hearts, without spades, without diamonds, then all four."""
+    held = set(cards)
+    out = []
+    for s in EAAI_SUIT_ORDER:
+        for lo in range(NUM_RANKS):
+            for hi in range(lo + 2, NUM_RANKS):
+                run = frozenset(s * NUM_RANKS + r for r in range(lo, hi + 1))
+                if run <= held:
+                    out.append(run)
+    for r in range(NUM_RANKS):
+        four = [s * NUM_RANKS + r for s in range(NUM_SUITS)]
+        for without in [*(s * NUM_RANKS + r for s in EAAI_SUIT_ORDER), None]:
+            meld = frozenset(c for c in four if c != without)
+            if meld <= held:
+                out.append(meld)
+    return out
+
+
+def eaai_arrangements(cards: Iterable[int]) -> list[tuple[frozenset[int], ...]]:
+    """The least-deadwood arrangements of ``cards``, in the order the draw counts them: the empty one,
+    then disjoint melds of ``eaai_meld_list`` by increasing index, depth first."""
+    hand = frozenset(int(c) for c in cards)
+    melds = eaai_meld_list(hand)
+    found: list[tuple[frozenset[int], ...]] = []
+
+    def walk(start: int, used: frozenset[int], chosen: tuple[frozenset[int], ...]) -> None:
+        found.append(chosen)
+        for i in range(start, len(melds)):
+            if not melds[i] & used:
+                walk(i + 1, used | melds[i], chosen + (melds[i],))
+
+    walk(0, frozenset(), ())
+    least = min(arrangement_deadwood(hand, arr) for arr in found)
+    return [arr for arr in found if arrangement_deadwood(hand, arr) == least]
+
+
+def eaai_showdown_details(knocker_cards: Iterable[int], defender_cards: Iterable[int], seed: int):
+    """(K, D, the knocker's melds as laid out after lay-offs, the defender's own melds, the cards
+    laid off as {card: index of the knocker's meld}) of the framework's showdown."""
+    knocker = frozenset(int(c) for c in knocker_cards)
+    defender = frozenset(int(c) for c in defender_cards)
+    assert not (knocker & defender)
+    options = eaai_arrangements(knocker)
+    mine = [set(m) for m in options[mix64(seed ^ 1) % len(options)]]
+    k = total_points(knocker - set().union(*mine)) if mine else total_points(knocker)
+    options = eaai_arrangements(defender)
+    own = options[mix64(seed ^ 2) % len(options)]
+    left = set(defender - (frozenset().union(*own) if own else frozenset()))
+    laid: dict[int, int] = {}
+    while k > 0:  # never on gin
+        fit = next(((c, i) for c in eaai_card_order() if c in left for i, m in enumerate(mine) if is_meld(m | {c})),
+                   None)
+        if fit is None:
+            break
+        c, i = fit
+        mine[i].add(c)
+        left.remove(c)
+        laid[c] = i
+    return k, total_points(left), [frozenset(m) for m in mine], list(own), laid
+
+
 def hand_points(k: int, d: int, gin_bonus: int, undercut_bonus: int) -> tuple[bool, int]:
     """(knocker_wins, points) of a showdown with deadwoods K and D, before doubling."""
     if k == 0:
@@ -441,7 +537,10 @@ class ReferenceGame:
         self.hands[p].remove(card)  # discarded face down
         self.turns += 1
         knocker, defender = p, 1 - p
-        k, d, _ = showdown_details(self.hands[knocker], self.hands[defender])
+        if self.rules.showdown == "eaai":
+            k, d, *_ = eaai_showdown_details(self.hands[knocker], self.hands[defender], deal_seed(self.deck))
+        else:
+            k, d, _ = showdown_details(self.hands[knocker], self.hands[defender])
         assert k <= self.knock_limit
         knocker_wins, pts = hand_points(k, d, self.rules.gin_bonus, self.rules.undercut_bonus)
         spade_doubled = self.rules.spade_double and suit(self.upcard) == 0

@@ -23,6 +23,7 @@ A failure message carries the rules, decks, dealers and actions to replay it.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -34,10 +35,12 @@ from okgin_env.game.cards import NUM_CARDS, NUM_RANKS, format_cards, mask_of
 from okgin_env.game.core import VectorGame
 from okgin_env.game.observation import OBS_FIELDS, obs_field
 from okgin_env.game.rules import Rules
+from okgin_env.game import eaai_showdown
 from okgin_env.testing.reference import (
     Phase,
     ReferenceGame,
     defender_deadwood,
+    eaai_showdown_details,
     is_meld,
     minimal_arrangements,
     points,
@@ -107,6 +110,29 @@ def test_best_melds_is_a_minimal_arrangement() -> None:
         assert all(is_meld(g) for g in groups.values()), format_cards(sorted(h))
         dead = sum(points(c) for c in h if row[c] < 0)
         assert dead == reference_deadwood(h), format_cards(sorted(h))
+
+
+def test_eaai_showdown_matches_the_reference() -> None:
+    """The EAAI framework's showdown (``showdown="eaai"``): the same draws of each side's declared
+    melds, the same greedy lay-offs (cards and the knocker meld each joins), the same K and D."""
+    rng = random.Random(15)
+    pairs = [biased_cards(rng, 20) for _ in range(2000)]
+    seeds = np.array([rng.getrandbits(64) for _ in pairs], np.uint64)
+    k_got, d_got, meld_id, laid = eaai_showdown.showdown(np.stack([mask_of(c[:10]) for c in pairs]),
+                                                          np.stack([mask_of(c[10:]) for c in pairs]), seeds)
+    laid_off_some = 0
+    for b, cards in enumerate(pairs):
+        kc, dc = cards[:10], cards[10:]
+        why = f"knocker {format_cards(sorted(kc))} | defender {format_cards(sorted(dc))} | seed {int(seeds[b])}"
+        k, d, mine, own, lay = eaai_showdown_details(kc, dc, int(seeds[b]))
+        assert (int(k_got[b]), int(d_got[b])) == (k, d), why
+        assert set(np.flatnonzero(laid[b]).tolist()) == set(lay), why
+        for i, meld in enumerate(mine):  # the knocker's melds, ids in declared order, lay-offs included
+            assert {int(meld_id[b, c]) for c in meld} == {i}, why
+        assert sorted(len([c for c in dc if meld_id[b, c] == j]) for j in range(len(mine), len(mine) + len(own))) \
+            == sorted(len(m) for m in own), why
+        laid_off_some += bool(lay)
+    assert laid_off_some > 500  # the hands exercise the lay-offs
 
 
 @pytest.mark.slow  # test_melds checks the showdown against its oracle on random deals in the fast loop
@@ -298,6 +324,8 @@ QUICK_CASES = [
     (Rules(max_turns_per_hand=3), HAND, "uniform", "shuffled", 150),
     (Rules(max_turns_per_hand=6), HAND, "greedy", "rigged", 150),
     (Rules(target_score=1, game_bonuses=True, discard_taken_card=True), GAME, "greedy", "shuffled", 60),
+    (Rules.eaai(), HAND, "greedy", "rigged", 150),  # the EAAI framework's rules: its showdown, no turn cap
+    (replace(Rules.eaai(), target_score=40), GAME, "greedy", "rigged", 30),
 ]
 SLOW_CASES = [
     (Rules(), HAND, "uniform", "shuffled", 200),
@@ -312,6 +340,10 @@ SLOW_CASES = [
     (Rules(target_score=40, next_dealer="loser", spade_double=True), GAME, "greedy", "shuffled", 60),
     (Rules(target_score=40, next_dealer="alternate", game_bonuses=True, knock_limit=10), GAME, "greedy", "rigged", 60),
     (Rules(target_score=25, game_bonuses=True, max_turns_per_hand=8), GAME, "greedy", "rigged", 40),
+    (Rules.eaai(), HAND, "uniform", "shuffled", 150),
+    (Rules.eaai(), GAME, "greedy", "shuffled", 40),
+    (Rules(showdown="eaai", spade_double=True), HAND, "greedy", "rigged", 250),  # Oklahoma with the EAAI showdown
+    (Rules(max_turns_per_hand=None, knock_limit=0), HAND, "uniform", "shuffled", 100),
 ]
 
 
@@ -327,7 +359,7 @@ def case_id(rules: Rules, episode: str, policy: str, decks: str) -> str:
 def test_engine_matches_reference(rules: Rules, episode: str, policy: str, decks: str, games: int) -> None:
     counts = crosscheck(rules, episode, policy, decks, games, seed=games + len(str(rules)))
     assert sum(v for k, v in counts.items() if k != "game") >= games
-    if policy == "greedy" and rules.max_turns_per_hand > 10:
+    if policy == "greedy" and (rules.max_turns_per_hand is None or rules.max_turns_per_hand > 10):
         assert counts.get("knock", 0) + counts.get("gin", 0) + counts.get("undercut", 0) > 0, counts
     if episode == GAME:
         assert counts.get("game", 0) == games, counts

@@ -17,6 +17,7 @@ from okgin_env.game.rules import (
     Either,
     Flag,
     Integer,
+    Nothing,
     RuleParams,
     Rules,
     rule_params,
@@ -34,6 +35,8 @@ def edge_values(values) -> list:
         return [False, True]
     if isinstance(values, Choice):
         return list(values.choices)
+    if isinstance(values, Nothing):
+        return [None]
     return edge_values(values.first) + edge_values(values.second)
 
 
@@ -45,6 +48,8 @@ def bad_values(values) -> list:
         return [0, 1, "true", None]
     if isinstance(values, Choice):
         return ["no such word", values.choices[0].upper(), 0, None]
+    if isinstance(values, Nothing):
+        return ["None", "none", False]
     return [v for v in bad_values(values.first) + bad_values(values.second)
             if not values.first.check(v) and not values.second.check(v)]
 
@@ -60,7 +65,7 @@ def test_the_defaults_are_oklahoma_gin():
 @pytest.mark.parametrize("name", list(FIELDS))
 def test_each_option_is_declared_with_values_a_default_of_them_and_a_meaning(name):
     values, doc = FIELDS[name].metadata["values"], FIELDS[name].metadata["doc"]
-    assert isinstance(values, (Integer, Flag, Choice, Either))
+    assert isinstance(values, (Integer, Flag, Choice, Either, Nothing))
     assert values.check(FIELDS[name].default)
     assert doc and "\n" not in doc
 
@@ -101,3 +106,22 @@ def test_the_rule_books_option_table_is_generated_from_the_declarations():
     assert rules.option_table() in text, (
         "docs/RULES.md's option table differs from the declarations: paste the output of "
         "python -c 'from okgin_env.game import rules; print(rules.option_table())'")
+
+
+def test_the_eaai_rule_set_by_name_everywhere_a_rule_set_is_read():
+    """``Rules.eaai()``: the EAAI framework's numbers, its showdown and no turn cap; the name works in
+    ``Rules.named``, ``from_dict`` (configs) and first on a command line, where options may follow."""
+    eaai = Rules.eaai()
+    assert (eaai.knock_limit, eaai.gin_bonus, eaai.undercut_bonus, eaai.next_dealer, eaai.target_score) == \
+        (10, 25, 25, "alternate", 100)
+    assert (eaai.discard_taken_card, eaai.game_bonuses, eaai.spade_double) == (False, False, False)
+    assert (eaai.showdown, eaai.max_turns_per_hand) == ("eaai", None)
+    assert Rules.named("EAAI") == Rules.from_dict("eaai") == Rules.from_strings(["eaai"]) == eaai
+    assert Rules.named("oklahoma") == Rules()
+    assert Rules.from_strings(["eaai", "target_score=50"]).target_score == 50
+    assert Rules.from_strings(["max_turns_per_hand=none"]).max_turns_per_hand is None
+    assert rule_params(eaai, "game").max_turns_per_hand > 10**9  # the kernels never reach it
+    with pytest.raises(ValueError, match="unknown rule set 'eaia'; rule sets: oklahoma, eaai"):
+        Rules.named("eaia")
+    with pytest.raises(ValueError, match="or, first, a rule set: oklahoma, eaai"):
+        Rules.from_strings(["knock_limit=3", "eaai"])
