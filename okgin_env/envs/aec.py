@@ -100,7 +100,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
-from okgin_env.envs.learner import Presenter, Shaping, hand_reward, reward_rule
+from okgin_env.envs.learner import Presenter, Shaping
 from okgin_env.envs.options import (
     ILLEGAL_REWARD,
     EnvConfig,
@@ -109,6 +109,7 @@ from okgin_env.envs.options import (
     score_bound,
 )
 from okgin_env.envs.registration import register_envs
+from okgin_env.envs.reward import hand_reward, reward_rule
 from okgin_env.features.hand_info import hand_info
 from okgin_env.game.actions import NUM_ACTIONS, check_action
 from okgin_env.game.cards import NUM_CARDS

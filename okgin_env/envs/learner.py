@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from okgin_env.envs.options import DICT_KEYS, EnvConfig
-from okgin_env.envs.reward import RewardRule, hand_reward, reward_rule  # noqa: F401  (part of this layer)
 from okgin_env.features.learner import learner_input
 from okgin_env.features.shaping import potential
 from okgin_env.game.actions import NUM_ACTIONS, check_action

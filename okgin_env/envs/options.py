@@ -19,7 +19,8 @@ from okgin_env.features.learner import FEATURES, feature_bounds
 from okgin_env.features.shaping import check_coef
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.cards import parse_deck
-from okgin_env.game.core import EPISODES, GAME_BONUS, LINE_BONUS
+from okgin_env.game.constants import GAME_BONUS, LINE_BONUS
+from okgin_env.game.core import EPISODES
 from okgin_env.game.observation import OBS_FIELDS, OBS_SIZE
 from okgin_env.game.rules import Rules
 from okgin_env.game.suggest import unknown_names_message

@@ -85,20 +85,14 @@ import numpy as np
 from gymnasium import spaces
 
 from okgin_env.agent_specs import checked_actions, resolve_agent
-from okgin_env.envs.learner import (
-    Presenter,
-    Shaping,
-    hand_reward,
-    learner_action,
-    reward_rule,
-    seed_opponent,
-)
+from okgin_env.envs.learner import Presenter, Shaping, learner_action, seed_opponent
 from okgin_env.envs.options import (
     ILLEGAL_REWARD,
     EnvConfig,
     observation_space,
     parse_reset_options,
 )
+from okgin_env.envs.reward import hand_reward, reward_rule
 from okgin_env.features.hand_info import hand_info
 from okgin_env.game.actions import NUM_ACTIONS, TERMINAL_ACTION
 from okgin_env.game.core import StepOutput, VectorGame

@@ -75,7 +75,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from okgin_env.agent_specs import checked_actions, illegal_action_error, resolve_agent
-from okgin_env.envs.learner import Presenter, Shaping, reward_rule, seed_opponent
+from okgin_env.envs.learner import Presenter, Shaping, seed_opponent
 from okgin_env.envs.options import (
     ILLEGAL_REWARD,
     VECTOR_ENV_ARGUMENTS,
@@ -83,6 +83,7 @@ from okgin_env.envs.options import (
     observation_space,
     warn_unknown_reset_options,
 )
+from okgin_env.envs.reward import reward_rule
 from okgin_env.envs.single_agent import MAX_RESET_TRIES, SEATS
 from okgin_env.envs.vector_handle import (
     advance_with_ref,

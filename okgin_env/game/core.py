@@ -35,27 +35,8 @@ import numpy as np
 
 from okgin_env.game.actions import NUM_ACTIONS, action_text
 from okgin_env.game.cards import NUM_CARDS
-from okgin_env.game.constants import (  # noqa: F401
-    GAME_BONUS,
-    LINE_BONUS,
-    MAX_KNOCK_LIMIT,
-    PH_DISCARD,
-    PH_DRAW,
-    PH_FORCED_DRAW,
-    PH_OFFER_DEALER,
-    PH_OFFER_NONDEALER,
-    PH_OVER,
-    STOCK_START,
-    UPCARD_POS,
-    WALL,
-    Phase,
-)
-from okgin_env.game.handle import (
-    core_ref,
-    deal_with_ref,
-    observe_with_ref,
-    step_with_ref,
-)
+from okgin_env.game.constants import Phase
+from okgin_env.game.handle import core_ref, deal_with_ref, observe_with_ref, step_with_ref
 from okgin_env.game.inputs import dealers_of, decks_of, game_index, selection
 from okgin_env.game.jit import kernel
 from okgin_env.game.kernels import clear_outputs_kernel

@@ -38,7 +38,8 @@ from okgin_env.game.cards import (
     cards_of,
     parse_card,
 )
-from okgin_env.game.core import UPCARD_POS, GameState, Phase
+from okgin_env.game.constants import UPCARD_POS
+from okgin_env.game.core import GameState, Phase
 from okgin_env.game.rules import Rules
 from okgin_env.render.text import NAMES, LastAction, meld_groups, score_line
 

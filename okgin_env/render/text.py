@@ -42,7 +42,8 @@ from okgin_env.game.cards import (
     parse_card,
     sort_cards,
 )
-from okgin_env.game.core import UPCARD_POS, GameState, HandResult, Phase
+from okgin_env.game.constants import UPCARD_POS
+from okgin_env.game.core import GameState, HandResult, Phase
 from okgin_env.game.melds import best_melds
 from okgin_env.game.rules import Rules
 
