@@ -36,20 +36,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.human_table import (  # noqa: F401
+from okgin.human_table import (
     HELP,
     HUMAN,
-    LOG_FORMAT,
     Table,
     UsageError,
-    _card,
     agent_name,
     bot_action,
     check_log,
-    command_for,
     illegal_reason,
     move_words,
-    new_game,
     opponent_seed,
     parse_command,
     parse_rules,

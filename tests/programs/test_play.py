@@ -1,6 +1,6 @@
 """play.py: scripted hands through piped stdin, forgiving input, --watch, --log/--replay, errors.
 
-The scripts are computed here by playing the same seeded game in-process (``play.new_game``
+The scripts are computed here by playing the same seeded game in-process (``human_table.new_game``
 deals exactly as play.py does; the opponent gets ``play.opponent_seed``), with a deterministic
 bot choosing "our" moves; they are then fed to play.py as text commands. A few runs go through
 a real subprocess (exit codes, no tracebacks); the rest call ``play.main`` in-process.
@@ -19,7 +19,7 @@ import okgin_agents as agents
 import pytest
 from support import ROOT
 
-from okgin import play
+from okgin import human_table, play
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
 from okgin_env.game.cards import NUM_CARDS, card_text
 from okgin_env.game.rules import Rules
@@ -55,7 +55,7 @@ def scripted_hand(seed: int, rules: Rules | None = None):
     Returns (list of (mask, action) at our decisions, hand-result info of the end).
     """
     rules = rules or Rules()
-    game, out = play.new_game(rules, True, seed)
+    game, out = human_table.new_game(rules, True, seed)
     opp = agents.make(OPPONENT, seed=play.opponent_seed(seed))
     me = agents.make("greedy")
     ours = []
@@ -81,7 +81,7 @@ def knock_hand():
 
 def test_scripted_hand_subprocess(knock_hand):
     seed, ours, info = knock_hand
-    script = "".join(play.command_for(a) + "\n" for _, _, a in ours)
+    script = "".join(human_table.command_for(a) + "\n" for _, _, a in ours)
     r = run_play(["--opponent", OPPONENT, "--hand-only", "--seed", str(seed), "--no-color"], script)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
@@ -102,7 +102,7 @@ def _illegal_commands(mask: np.ndarray, hand: np.ndarray) -> list[str]:
     cmds = []
     for a in (PASS, DRAW_STOCK, TAKE_DISCARD):
         if not mask[a]:
-            cmds.append(play.command_for(a))
+            cmds.append(human_table.command_for(a))
     not_held = next(c for c in range(NUM_CARDS) if not hand[c])
     cmds.append(card_text(not_held))
     no_knock = [c for c in range(NUM_CARDS) if hand[c] and not mask[KNOCK + c]]
@@ -117,7 +117,7 @@ def test_illegal_and_garbage_input_keep_state(knock_hand, monkeypatch, capsys):
     for k, (mask, hand, a) in enumerate(ours):
         bad = _illegal_commands(mask, hand)
         junk = ["xyz", "9z", "k", "", "?", "KNOCK", "draw 7h"] if k == 0 else ["Zz"]
-        lines += bad + junk + [play.command_for(a)]
+        lines += bad + junk + [human_table.command_for(a)]
         refused += len(bad) + len(junk)
     rc, out, err = run_main(["--opponent", OPPONENT, "--hand-only", "--seed", str(seed)], "\n".join(lines) + "\n",
                             monkeypatch, capsys)
@@ -154,7 +154,7 @@ def test_forgiving_card_input():
 @pytest.mark.slow  # a subprocess; test_scripted_hand_subprocess keeps one in the fast loop
 def test_end_of_input_ends_cleanly(knock_hand):
     seed, ours, _ = knock_hand
-    script = play.command_for(ours[0][2]) + "\n"
+    script = human_table.command_for(ours[0][2]) + "\n"
     r = run_play(["--opponent", OPPONENT, "--seed", str(seed)], script)
     assert r.returncode == 0
     assert "Traceback" not in r.stderr
@@ -189,7 +189,7 @@ def test_watch_runs_to_the_end(tmp_path):
 def test_human_log_replays(knock_hand, tmp_path, monkeypatch, capsys):
     seed, ours, info = knock_hand
     log = tmp_path / "hand.json"
-    script = "".join(play.command_for(a) + "\n" for _, _, a in ours)
+    script = "".join(human_table.command_for(a) + "\n" for _, _, a in ours)
     rc, _, _ = run_main(["--opponent", OPPONENT, "--hand-only", "--seed", str(seed), "--log", str(log)], script,
                         monkeypatch, capsys)
     assert rc == 0
@@ -205,7 +205,7 @@ def test_human_log_replays(knock_hand, tmp_path, monkeypatch, capsys):
 def test_tampered_log_is_refused(knock_hand, tmp_path, monkeypatch, capsys):
     seed, ours, _ = knock_hand
     log = tmp_path / "hand.json"
-    script = "".join(play.command_for(a) + "\n" for _, _, a in ours)
+    script = "".join(human_table.command_for(a) + "\n" for _, _, a in ours)
     run_main(["--opponent", OPPONENT, "--hand-only", "--seed", str(seed), "--log", str(log)], script,
              monkeypatch, capsys)
     data = json.loads(log.read_text())

@@ -22,7 +22,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its TestClie
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient  # noqa: E402
 
-from okgin import evaluate, play  # noqa: E402
+from okgin import evaluate, human_table, play  # noqa: E402
 from okgin.web import bench  # noqa: E402
 from okgin.web import WebConfig, create_app  # noqa: E402
 from okgin.web.games import HumanGame  # noqa: E402
@@ -71,7 +71,7 @@ def test_create_read_and_play_a_move():
     assert len(v["id"]) >= 24  # secrets.token_urlsafe(18): 144 random bits
     assert c.get(f"/api/games/{v['id']}").json() == v
     a = v["legal"][0]
-    assert a["label"] and a["command"] == play.command_for(a["id"])
+    assert a["label"] and a["command"] == human_table.command_for(a["id"])
     v2 = c.post(f"/api/games/{v['id']}/actions", json={"action": a["command"]}).json()
     assert v2["moves"] > v["moves"]
 
@@ -133,7 +133,7 @@ def test_log_is_refused_until_the_game_is_over_then_replays():
     assert r.status_code == 409 and "deck" in r.json()["error"]
     end = _play_to_end(c, v, np.random.default_rng(1))
     log = c.get(f"/api/games/{v['id']}/log").json()
-    assert log["format"] == play.LOG_FORMAT and log["finished"]
+    assert log["format"] == human_table.LOG_FORMAT and log["finished"]
     play.check_log(dict(log))
     # the page's replay of the same log: one frame per move, ending on the same result
     rep = c.post("/api/replays", json=log).json()
@@ -259,7 +259,7 @@ def test_a_content_length_that_is_not_a_number_is_400(declared):
 
 def test_bad_replays_are_400():
     c = _client()
-    for body in ({"format": "x"}, [1], {"format": play.LOG_FORMAT, "version": 1, "seed": 1, "episode": "hand",
+    for body in ({"format": "x"}, [1], {"format": human_table.LOG_FORMAT, "version": 1, "seed": 1, "episode": "hand",
                                       "rules": {}, "players": ["a", "b"], "hands": [{"dealer": 0, "deck": "As",
                                                                                       "actions": [[0, 104]]}]}):
         r = c.post("/api/replays", json=body)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support import ROOT, serve_in_thread
+from support import serve_in_thread
 
 from okgin import play
 from okgin.web.views import headline, plain_score_line
