@@ -31,7 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text
+from okgin_env.game.actions import (
+    DRAW_STOCK,
+    KNOCK,
+    NUM_ACTIONS,
+    PASS,
+    TAKE_DISCARD,
+    action_text,
+)
 from okgin_env.game.cards import card_text, parse_card
 from okgin_env.text.view import ANSWER_HINT, Seen, legal_moves, read_observation
 
@@ -150,6 +157,10 @@ def _words(text: str, words: str, seen: Seen, mask: np.ndarray) -> int:
             why = "no knock is allowed now" if not mask[KNOCK:2 * KNOCK].any() else "no knock leaves 0 deadwood"
             raise _refuse(text, why + _turn_note(seen), seen, mask)
         return a
+    m = re.fullmatch(r"(?:discard|knock|gin|take)(?: \S+)* (?P<card>\S+)", w)
+    if m and not re.fullmatch(_CARD, m.group("card")):
+        raise _refuse(text, f"{m.group('card')!r} is not a card (a rank A 2-9 T J Q K or 10, then a suit s h d c, "
+                      "e.g. 7s)", seen, mask)
     raise _refuse(text, "it is no move id, JSON move or move words", seen, mask)
 
 
