@@ -146,7 +146,7 @@ def test_several_games_are_asked_at_once():
         t0 = time.perf_counter()
         agent.act(obs, mask)
         wall = time.perf_counter() - t0
-    assert stub.max_in_flight >= 4 and wall < 8 * 0.4 / 2, (stub.max_in_flight, wall)
+    assert stub.max_in_flight >= 4 and wall < 8 * 0.4 * 0.75, (stub.max_in_flight, wall)  # one at a time: 3.2 s
 
 
 def test_the_api_key_is_sent_but_never_logged_shown_or_pickled(caplog):
