@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import threading
-import time
 
 import numpy as np
 import pytest
 from arena_db import db_url, pg_admin_url  # noqa: F401  (fixtures)
+from support import serve_in_thread
 
 sa = pytest.importorskip("sqlalchemy")
 pytest.importorskip("starlette")
@@ -145,7 +143,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM} (.ci/run installs it)")
 def test_the_leaderboard_page_in_chromium(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     db = str(tmp_path / "arena.sqlite")
     with Store(db) as store:
         for k, (a, b) in enumerate([("simple", "random"), ("greedy", "random"), ("simple", "greedy")]):
@@ -153,17 +151,7 @@ def test_the_leaderboard_page_in_chromium(tmp_path):
     app = create_app(WebConfig(opponent="random", results=str(tmp_path / "r.jsonl"), db=db))
     with TestClient(app, base_url=BASE) as c:
         play_a_game(c, "alice")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        assert time.time() < deadline
-        time.sleep(0.05)
-    url = f"http://127.0.0.1:{port}"
+    url, srv, thread = serve_in_thread(app)
     errors: list[str] = []
     try:
         with sync_api.sync_playwright() as p:
@@ -192,7 +180,7 @@ def test_the_leaderboard_page_in_chromium(tmp_path):
             assert page.text_content("#replay-pos").startswith("Move 0 of ")
             assert page.text_content("#replay-error") == ""
             page.click("#replay-last")
-            page.wait_for_function("document.querySelector('#replay-pos').textContent.split(' ')[1] !== '0'")
+            page.wait_for_function("() => document.querySelector('#replay-pos').textContent.split(' ')[1] !== '0'")
             # the person's own record, and the name kept for the table's next games
             page.goto(f"{url}/leaderboard")
             page.wait_for_selector("#leaderboard[data-loading='false']")
@@ -203,7 +191,7 @@ def test_the_leaderboard_page_in_chromium(tmp_path):
             assert page.evaluate("localStorage.getItem('okgin-player')") == "alice"
             page.fill("#me-name", "nobody")
             page.click("#me-show")
-            page.wait_for_function("document.querySelector('#me-error').textContent !== ''")
+            page.wait_for_function("() => document.querySelector('#me-error').textContent !== ''")
             assert "no games of 'nobody'" in page.text_content("#me-error")
             # the table's page links to the leaderboard when it keeps a store
             page.goto(f"{url}/")
