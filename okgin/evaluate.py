@@ -126,6 +126,12 @@ class EvalSpec:
     db: str | None = None  #: the results store's URL (okgin.arena): every match is recorded there
 
     @property
+    def db_is_sqlite(self) -> bool:
+        from okgin.arena.sqlite_writer import sqlite_path
+
+        return self.db is not None and sqlite_path(self.db) is not None
+
+    @property
     def names(self) -> list[str]:
         """The agents' display names in the tables (``display_names``: ppo:FILE, #2 for a repeat)."""
         return display_names(self.specs)
@@ -251,15 +257,25 @@ def parse_spec(argv: Sequence[str] | None = None) -> EvalSpec:
     if args.db and args.paired is not None:
         ap.error("--db records the matches of --agents; drop it with --paired")
     if args.db:
-        from okgin.arena.urls import resolve_url
-
-        try:
-            resolve_url(args.db)
-        except ValueError as e:
-            ap.error(f"--db: {e}")
+        _check_store(ap, args.db)
     return EvalSpec("paired" if args.paired is not None else "matches", specs, hands=args.hands, games=args.games,
                     seed=args.seed, duplicate=args.duplicate, rules=rules, batch=args.batch, bootstrap=args.bootstrap,
                     json=args.json, plot=args.plot, progress=args.progress, db=args.db)
+
+
+def _check_store(ap: argparse.ArgumentParser, url: str) -> None:
+    """--db: a URL okgin can use; a SQLite store is opened (created or upgraded) now, so a bad path exits 2
+    before anything is played (a PostgreSQL store is opened by the writer process while the matches play)."""
+    from okgin.arena.sqlite_writer import connect, sqlite_path
+
+    try:
+        path = sqlite_path(url)
+        if path is not None:
+            connect(path).close()
+    except ImportError as e:
+        ap.error(f"--db: {e}")
+    except Exception as e:  # noqa: BLE001 - a bad URL, a file that cannot be made: one line
+        ap.error(f"--db {url}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
 
 
 def _fail(message: str) -> None:
@@ -429,8 +445,9 @@ def write_outputs(spec: EvalSpec, report: dict, res: Results) -> None:
 
 
 def record_matches(spec: EvalSpec, shard: Shard | None, res: Results, recorder) -> None:
-    """--db: every pair's hands and games into the results store (``okgin.arena``), one transaction a match,
-    written by ``recorder`` (``okgin.arena.recorder``: a child process that opened the store meanwhile)."""
+    """--db: every pair's hands and games into the results store (``okgin.arena``), one transaction a match:
+    a SQLite store by ``okgin.arena.sqlite_writer`` here, a PostgreSQL one by ``recorder`` (a child process,
+    ``okgin.arena.recorder``, that opened it while the matches played)."""
     import uuid
 
     from okgin.arena.record import evaluation_records
@@ -443,9 +460,16 @@ def record_matches(spec: EvalSpec, shard: Shard | None, res: Results, recorder) 
         [(i, j, r, rows) for (i, j, r), rows in zip(res.matches, res.rows)],
         [(i, j, g, rows) for (i, j, g), rows in zip(res.games, res.game_rows)], seeds, uuid.uuid4().hex)
     try:
-        recorder.record(records)
-    except RecorderError as e:  # the tables and --json are out already: say what was not stored
+        if recorder is None:
+            from okgin.arena.sqlite_writer import record_all
+
+            record_all(spec.db, records)
+        else:
+            recorder.record(records)
+    except (RecorderError, OSError, ValueError) as e:  # the tables and --json are out already: say what was not
         _fail(f"--db: the matches were played but not recorded: {e}")
+    except Exception as e:  # noqa: BLE001 - sqlite3's errors (a locked or full disk) as one line
+        _fail(f"--db: the matches were played but not recorded: {type(e).__name__}: {e}")
     print(f"{PROG}: recorded {len(records)} match(es) in the results store", file=sys.stderr)
 
 
@@ -475,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     bar = tqdm(total=players.episodes(), unit="ep", file=sys.stderr, disable=not (spec.progress and players.lead),
                desc="evaluate")
     recorder = None
-    if spec.db and players.lead:  # the store opens in a child process while the matches play
+    if spec.db and players.lead and not spec.db_is_sqlite:  # PostgreSQL: opened in a child while the matches play
         from okgin.arena.recorder import Recorder, RecorderError
 
         recorder = Recorder(spec.db)
@@ -502,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if players.lead:
         print_report(spec, players.shard, res, report)
         write_outputs(spec, report, res)
-        if recorder is not None:
+        if spec.db:
             record_matches(spec, players.shard, res, recorder)
     if players.shard is not None:
         players.shard.close()

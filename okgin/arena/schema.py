@@ -35,7 +35,7 @@ from sqlalchemy import (
                         UniqueConstraint,
 )
 
-SCHEMA_REVISION = "0001"  #: the newest migration; a store at an older revision is upgraded on open
+from okgin.arena.revision import SCHEMA_REVISION  # noqa: E402  (the newest migration; one place)
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",

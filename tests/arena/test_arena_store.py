@@ -216,3 +216,36 @@ def test_evaluate_stops_when_the_store_cannot_be_opened(capsys, tmp_path):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "evaluate.py: error: --db:" in err and "OperationalError" in err
+
+
+def test_the_sqlite_writer_stores_what_the_store_stores(tmp_path):
+    """evaluate.py's SQLAlchemy-free writer and Store.record write the same rows (ids and times aside)."""
+    import subprocess as sp
+
+    from okgin.arena import sqlite_writer
+
+    path = str(tmp_path / "w.sqlite")
+    with Store(path) as store:
+        first = a_match(30, uid="by-store")
+        first.meta, first.agent_seeds = {"x": [1, 2]}, (5, 6)
+        store.record(first)
+    second = a_match(30, uid="by-writer")
+    second.meta, second.agent_seeds = {"x": [1, 2]}, (5, 6)
+    assert sqlite_writer.record_all(path, [second, second]) == 2  # the same uid twice: stored once
+    with Store(path) as store, store.read() as conn:
+        rows = conn.execute(sa.select(schema.matches).order_by(schema.matches.c.id)).mappings().all()
+        hands = [conn.execute(sa.select(*[c for c in schema.hands.c if c.name != "match_id"])
+                              .where(schema.hands.c.match_id == r["id"]).order_by(schema.hands.c.idx)).all()
+                 for r in rows]
+        games = [conn.execute(sa.select(*[c for c in schema.games.c if c.name != "match_id"])
+                              .where(schema.games.c.match_id == r["id"])).all() for r in rows]
+        assert store.counts()["agents"] == 2
+    assert len(rows) == 2
+    skip = {"id", "uid", "deal_set", "started_at", "finished_at"}
+    assert {k: v for k, v in rows[0].items() if k not in skip} == {k: v for k, v in rows[1].items() if k not in skip}
+    assert hands[0] == hands[1] and games[0] == games[1]
+    assert rows[1]["finished_at"].year == rows[0]["finished_at"].year  # SQLAlchemy reads the writer's times
+    # and it needs no SQLAlchemy: evaluate.py does not pay for importing it
+    code = ("import sys; from okgin.arena import sqlite_writer; "
+            f"sqlite_writer.connect({path!r}).close(); print('sqlalchemy' in sys.modules)")
+    assert sp.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
