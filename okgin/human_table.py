@@ -77,8 +77,9 @@ def seat_bot(spec: str, seed: int, rules: Rules | None = None) -> Agent:
         raise UsageError(f"bad agent spec {spec!r}: {msg}") from None
 
 
-def agent_name(spec: str) -> str:
-    """Short display name: 'expert', 'ppo:best.pt', 'mybots:MyBot'. Bundled names are
+def spec_label(spec: str) -> str:
+    """A spec's short display name: 'expert', 'ppo:best.pt', 'mybots:MyBot' (an agent object's name is
+    ``okgin_env.agent_specs.agent_name``). Bundled names are
     case-insensitive (shown lower-case); a plug-in's ``module:Attr`` keeps its case (Python's)."""
     s = spec.strip()
     if s.lower().startswith("ppo:"):
@@ -89,7 +90,7 @@ def agent_name(spec: str) -> str:
 
 def plain_name(spec: str) -> str:
     """A bot's name for sentences: 'expert', 'PPO okgin_ppo' for ``ppo:.../okgin_ppo.pt``, 'search'."""
-    name = agent_name(spec)
+    name = spec_label(spec)
     if name.startswith("ppo:"):
         return "PPO " + os.path.splitext(name[4:])[0]
     if name.startswith("search:"):

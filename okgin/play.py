@@ -41,7 +41,6 @@ from okgin.human_table import (
     HUMAN,
     Table,
     UsageError,
-    agent_name,
     bot_action,
     check_log,
     illegal_reason,
@@ -51,6 +50,7 @@ from okgin.human_table import (
     parse_rules,
     result_key,
     seat_bot,
+    spec_label,
 )
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_text  # noqa: F401
 from okgin_env.game.cards import NUM_CARDS, card_text, cards_of
@@ -217,7 +217,7 @@ def watch_screen(t: Table, mover: int | None, scr: Screen) -> str:
 def play_human(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec = args.opponent
     opp = seat_bot(spec, opponent_seed(seed, 0), rules)
-    names = ("You", agent_name(spec))
+    names = ("You", spec_label(spec))
     t = Table(rules, args.hand_only, seed, names, ("human", spec))
     interactive = sys.stdin.isatty()
     what = "one hand" if args.hand_only else f"a game to {rules.target_score}"
@@ -300,7 +300,7 @@ def _end_of_hand(t: Table, info: dict, opp_moves: list[str], scr: Screen, intera
 def watch(args, rules: Rules, seed: int, scr: Screen) -> int:
     spec_a, spec_b = args.watch
     bots = (seat_bot(spec_a, opponent_seed(seed, 0), rules), seat_bot(spec_b, opponent_seed(seed, 1), rules))
-    na, nb = agent_name(spec_a), agent_name(spec_b)
+    na, nb = spec_label(spec_a), spec_label(spec_b)
     names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
     t = Table(rules, args.hand_only, seed, names, (spec_a, spec_b))
     delay = DEFAULT_DELAY if args.delay is None else args.delay

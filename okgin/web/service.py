@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from okgin.human_table import HELP, UsageError, agent_name, seat_bot
+from okgin.human_table import HELP, UsageError, seat_bot, spec_label
 from okgin.web.errors import Conflict, Invalid
 from okgin.web.games import REPLAY_PAGE, GameSetup, HumanGame, Registry, ReplayGame, WatchGame
 from okgin.web.results import ResultsFile
@@ -160,8 +160,8 @@ class WebTable:
             agent = self._make(spec, 0)  # fails now (UsageError), not when a client asks
             if shared_spec(spec):  # ppo:PATH reads its checkpoint: once, not per game
                 self._shared[spec] = SharedAgent(agent)
-            self.bots.setdefault(agent_name(spec), spec)
-        self.opponent = agent_name(config.opponent)
+            self.bots.setdefault(spec_label(spec), spec)
+        self.opponent = spec_label(config.opponent)
         self.games = Registry(config.max_games)
         self.results = ResultsFile(config.results)
         self.arena = None  #: okgin.web.arena.ArenaLink with --db
@@ -198,10 +198,10 @@ class WebTable:
 
     def bot(self, name: Any, field_name: str = "opponent") -> tuple[str, str]:
         """(allow-list name, spec) of an allowed bot; a client's string is only ever a key into the allow-list."""
-        if not isinstance(name, str) or agent_name(name) not in self.bots:
+        if not isinstance(name, str) or spec_label(name) not in self.bots:
             raise Invalid(f"'{field_name}' must be one of the bots this server allows: "
                           f"{', '.join(self.bots)} (got {str(name)[:60]!r})")
-        key = agent_name(name)
+        key = spec_label(name)
         return key, self.bots[key]
 
     def table_options(self, body: dict) -> tuple[Rules, bool, tuple[int, bool]]:
@@ -232,7 +232,7 @@ class WebTable:
         c = self.config
         return {"opponent": self.opponent, "bots": list(self.bots), "rules": c.rules.to_dict(),
                 "rule_options": Rules.option_names(), "hand_only": c.hand_only,
-                "watch": [agent_name(s) for s in c.watch] if c.watch else None, "help": HELP,
+                "watch": [spec_label(s) for s in c.watch] if c.watch else None, "help": HELP,
                 "arena": self.arena is not None}
 
     # the API's operations (called in a worker thread)
@@ -287,8 +287,8 @@ class WebTable:
     def create_watch(self, body: dict) -> dict[str, Any]:
         _only_keys(body, ("a", "b", "rules", "hand_only", "seed"))
         default = self.config.watch or (self.config.opponent, self.config.opponent)
-        na, sa = self.bot(body.get("a", agent_name(default[0])), "a")
-        nb, sb = self.bot(body.get("b", agent_name(default[1])), "b")
+        na, sa = self.bot(body.get("a", spec_label(default[0])), "a")
+        nb, sb = self.bot(body.get("b", spec_label(default[1])), "b")
         rules, hand_only, (seed, _) = self.table_options(body)
         names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
         w = WatchGame((sa, sb), names, rules, hand_only, seed, self.game_bot)

@@ -202,10 +202,10 @@ def test_play_opponent_bad_output_exits_2(monkeypatch, capsys):
 
 
 def test_play_keeps_a_plug_ins_case_and_lowers_bundled_names():
-    assert play.agent_name(f"{MODULE}:ListBot") == f"{MODULE}:ListBot"
-    assert play.agent_name("Expert") == "expert"
-    assert play.agent_name("SEARCH:4") == "search:4"
-    assert play.agent_name("ppo:runs/X/Best.pt") == "ppo:Best.pt"
+    assert play.spec_label(f"{MODULE}:ListBot") == f"{MODULE}:ListBot"
+    assert play.spec_label("Expert") == "expert"
+    assert play.spec_label("SEARCH:4") == "search:4"
+    assert play.spec_label("ppo:runs/X/Best.pt") == "ppo:Best.pt"
 
 
 def test_trainer_opponents_are_checked():
