@@ -1,0 +1,1 @@
+"""EAAI rules and Neller's Simple player: statistics beside the framework's (see README.md here)."""
