@@ -34,7 +34,7 @@ try:
     )
 except ImportError as e:  # an optional extra
     raise ImportError("okgin_env.envs.sb3 needs stable-baselines3 (and sb3-contrib for MaskablePPO): "
-                      "pip install 'okgin[sb3]'") from e
+                      "pip install -e \".[sb3]\" in the okgin checkout") from e
 
 from okgin_env.envs.vector import OkginVectorEnv
 

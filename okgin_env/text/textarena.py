@@ -1,4 +1,4 @@
-"""Oklahoma Gin in TextArena's env API (``pip install 'okgin[textarena]'``).
+"""Oklahoma Gin in TextArena's env API (``pip install -e ".[textarena]"`` in the checkout).
 
 Importing this module registers, in TextArena's registry:
 
@@ -41,11 +41,11 @@ from typing import Any, Optional
 import numpy as np
 import textarena as ta
 
+from okgin_env.features.hand_info import hand_info
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD, action_parts
 from okgin_env.game.cards import card_text
 from okgin_env.game.core import VectorGame
 from okgin_env.game.rules import Rules
-from okgin_env.features.hand_info import hand_info
 from okgin_env.text.env import hand_result_text
 from okgin_env.text.moves import MoveError, read_answer
 from okgin_env.text.view import render_view
