@@ -36,7 +36,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from okgin.arena.schema import agents, schedule
-from okgin.arena.store import GameRow, HandTable, MatchRecord, Store, agent_kind, now, rules_key
+from okgin.arena.store import GameRow, HandTable, MatchRecord, Store, agent_kind, now
 
 DEFAULT_HANDS = 10  #: hands per ladder match (5 deals, each played from both seats)
 MAX_STRIKES = 2  #: forfeits in one match after which a bot is not asked again in that match

@@ -5,6 +5,7 @@ of its weights. No SQLAlchemy here: evaluate.py builds its records without impor
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import uuid
 from dataclasses import dataclass, field
@@ -12,6 +13,11 @@ from datetime import datetime
 from typing import Sequence
 
 import numpy as np
+
+def rules_key(rules: dict) -> str:
+    """A rule set as one comparable string: sorted compact JSON (``matches.rules_key``)."""
+    return json.dumps(rules, sort_keys=True, separators=(",", ":"))
+
 
 HAND_COLUMNS = ("game", "deal", "seat_a", "win", "points", "void", "knocker", "gin", "undercut", "forfeit")
 AGENT_KINDS = ("bot", "plugin", "model", "person")

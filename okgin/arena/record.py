@@ -76,7 +76,7 @@ def evaluation_records(specs: Sequence[str], names: Sequence[str], pairs: Sequen
 def rules_tag(rules: dict) -> str:
     """A short tag of a rule set (matches of one seed under different rules dealt the same cards but are
     different deals for the bootstrap)."""
-    from okgin.arena.store import rules_key
+    from okgin.arena.match import rules_key
 
     return hashlib.sha256(rules_key(rules).encode()).hexdigest()[:8]
 

@@ -17,25 +17,10 @@ names the newest, and tests/arena checks that it is Alembic's head.
 
 from __future__ import annotations
 
-from sqlalchemy import (
-                        JSON,
-                        BigInteger,
-                        Boolean,
-                        Column,
-                        DateTime,
-                        Float,
-                        ForeignKey,
-                        Index,
-                        Integer,
-                        MetaData,
-                        SmallInteger,
-                        String,
-                        Table,
-                        Text,
-                        UniqueConstraint,
-)
+from sqlalchemy import (JSON, BigInteger, Boolean, Column, DateTime, Float, ForeignKey, Index, Integer, MetaData,
+                        SmallInteger, String, Table, Text)
 
-from okgin.arena.revision import SCHEMA_REVISION  # noqa: E402  (the newest migration; one place)
+from okgin.arena.revision import SCHEMA_REVISION  # noqa: F401  (the newest migration, defined once)
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(column_0_label)s", "uq": "uq_%(table_name)s_%(column_0_name)s",

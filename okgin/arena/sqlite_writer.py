@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from okgin.arena.match import HAND_COLUMNS, MatchRecord, agent_kind, default_agent_name, weights_sha256
+from okgin.arena.match import HAND_COLUMNS, MatchRecord, agent_kind, default_agent_name, rules_key, weights_sha256
 from okgin.arena.urls import resolve_url
 
 BUSY_SECONDS = 60.0  #: as ``store.SQLITE_BUSY_MS``
@@ -95,7 +95,7 @@ def record(conn: sqlite3.Connection, m: MatchRecord) -> int:
         started = m.started_at or (finished - timedelta(seconds=m.seconds))
         row = dict(
             uid=m.uid, source=m.source, agent_a_id=a, agent_b_id=b, rules=_json(m.rules),
-            rules_key=json.dumps(m.rules, sort_keys=True, separators=(",", ":")), seed=int(m.seed),
+            rules_key=rules_key(m.rules), seed=int(m.seed),
             agent_seeds=_json(None if m.agent_seeds is None else [int(s) for s in m.agent_seeds]),
             deal_set=m.deal_set or m.uid, duplicate=int(bool(m.duplicate)), episode=m.episode, hands=len(h),
             wins_a=int((win == 1).sum()), wins_b=int((win == 0).sum()), voids=int(np.asarray(h.void).sum()),

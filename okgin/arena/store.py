@@ -21,7 +21,6 @@ Writers and readers at once (the web table, two evaluate.py runs, the ladder's w
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from datetime import datetime, timezone
@@ -41,7 +40,7 @@ except ImportError as e:  # pragma: no cover - the arena extra is missing
 from okgin.arena import schema
 from okgin.arena.schema import SCHEMA_REVISION, agents, games, hands, matches
 from okgin.arena.match import (AGENT_KINDS, HAND_COLUMNS, GameRow, HandTable, MatchRecord,  # noqa: F401  (API)
-                               agent_kind, default_agent_name, weights_file, weights_sha256)
+                               agent_kind, default_agent_name, rules_key, weights_file, weights_sha256)
 from okgin.arena.urls import resolve_url  # noqa: F401  (API)
 
 SQLITE_BUSY_MS = 60_000  #: how long a SQLite writer waits for the lock before an attempt fails
@@ -252,11 +251,6 @@ class Store:
 
 
 _KILL_POINT: dict[str, Any] = {}  #: test hook: called inside a match's transaction, before the commit
-
-
-def rules_key(rules: dict) -> str:
-    """A rule set as one comparable string: sorted compact JSON."""
-    return json.dumps(rules, sort_keys=True, separators=(",", ":"))
 
 
 def _check_record(m: MatchRecord) -> None:

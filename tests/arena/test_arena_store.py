@@ -246,6 +246,6 @@ def test_the_sqlite_writer_stores_what_the_store_stores(tmp_path):
     assert hands[0] == hands[1] and games[0] == games[1]
     assert rows[1]["finished_at"].year == rows[0]["finished_at"].year  # SQLAlchemy reads the writer's times
     # and it needs no SQLAlchemy: evaluate.py does not pay for importing it
-    code = ("import sys; from okgin.arena import sqlite_writer; "
+    code = ("import sys; from okgin.arena import record, sqlite_writer; "
             f"sqlite_writer.connect({path!r}).close(); print('sqlalchemy' in sys.modules)")
     assert sp.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
