@@ -2,7 +2,7 @@
 pairs), rate intervals that stay inside [0, 1], and bootstrap intervals of Bradley-Terry ratings.
 
 Numpy only (no torch, no game code), so the formulas can be checked on their own
-(tests/test_evaluate_research.py); docs/evaluation.md says which interval each figure uses.
+(tests/programs/test_evaluate_research.py); docs/evaluation.md says which interval each figure uses.
 """
 
 from __future__ import annotations

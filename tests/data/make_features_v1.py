@@ -1,6 +1,6 @@
 """Writes tests/data/features_v1.npz: observations and the learner features computed from them by
 the code of commit 547085e (before the features moved from okgin_agents into okgin_env.features.learner),
-and the shipped checkpoint's moves on them. tests/test_features.py checks that today's code computes
+and the shipped checkpoint's moves on them. tests/features/test_features.py checks that today's code computes
 the same bits. Run from the checkout's root, at that commit: python tests/data/make_features_v1.py"""
 import numpy as np
 import okgin_agents as agents

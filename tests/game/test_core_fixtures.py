@@ -8,7 +8,7 @@ Gymnasium vector env against a random and an observing opponent (infos and final
 included); the AEC env; and a seeded bot-vs-bot summary. A case that differs names itself.
 
 To record the fixtures again (only on purpose, from the old code):
-``PYTHONPATH=<checkout of bbcddf5> python tests/test_core_fixtures.py tests/data/core_v1.npz``
+``PYTHONPATH=<checkout of bbcddf5> python tests/game/test_core_fixtures.py tests/data/core_v1.npz``
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Skipped without a GPU. One command checks a GPU machine (about a minute):
 
-    python -m pytest -q -m cuda tests/test_cuda.py
+    python -m pytest -q -m cuda tests/trainer/test_cuda.py
 
 ``OKGIN_TEST_DEVICE=cpu`` runs the same tests on the CPU (how they are checked on machines
 without a GPU: the test code itself, not the GPU path).

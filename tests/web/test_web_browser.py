@@ -6,7 +6,7 @@ main state is photographed at a laptop (1280x800) and a phone (390x844) size int
 ``$OKGIN_SCREENS`` (default: pytest's tmp dir); ``OKGIN_DOCS_SCREENSHOT=1`` also writes
 docs/play_web.png. Skipped only when chromium or Playwright is missing (.ci/run installs both).
 
-    python -m pytest -q -m browser tests/test_web_browser.py
+    python -m pytest -q -m browser tests/web/test_web_browser.py
 """
 
 from __future__ import annotations
