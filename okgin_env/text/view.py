@@ -23,7 +23,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from okgin_env.game.actions import DRAW_STOCK, NUM_ACTIONS, PASS, TAKE_DISCARD, action_parts
+from okgin_env.game.actions import (
+    DRAW_STOCK,
+    NUM_ACTIONS,
+    PASS,
+    TAKE_DISCARD,
+    action_parts,
+)
 from okgin_env.game.cards import CARD_POINTS, card_text, cards_of, sort_cards
 from okgin_env.game.observation import DEADWOOD_SCALE, OBS_SIZE, STOCK_SCALE, obs_field
 from okgin_env.render.text import meld_groups
