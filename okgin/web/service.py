@@ -147,20 +147,61 @@ class WebConfig:
         return list(dict.fromkeys(h.lower() for h in (listen, *LOOPBACK_NAMES, *self.allow_hosts)))
 
 
+class AllowedBots:
+    """The bots a client may name, fixed at start: each spec is made once now (a bad one fails at start,
+    not when a client asks), and a bot that reads a checkpoint is shared by all games (``shared_spec``)."""
+
+    def __init__(self, specs: Sequence[str], make: Callable[[str, int], Any]) -> None:
+        self._make = make
+        self.specs: dict[str, str] = {}  #: display name (and spec as written) -> spec
+        self._shared: dict[str, SharedAgent] = {}
+        for spec in specs:
+            agent = make(spec, 0)  # fails now (UsageError), not when a client asks
+            if shared_spec(spec):  # ppo:PATH reads its checkpoint: once, not per game
+                self._shared[spec] = SharedAgent(agent)
+            self.specs.setdefault(spec_label(spec), spec)
+
+    def lookup(self, name: Any, field_name: str = "opponent") -> tuple[str, str]:
+        """(allow-list name, spec) of an allowed bot; a client's string is only ever a key into the allow-list."""
+        if not isinstance(name, str) or spec_label(name) not in self.specs:
+            raise Invalid(f"'{field_name}' must be one of the bots this server allows: "
+                          f"{', '.join(self.specs)} (got {str(name)[:60]!r})")
+        key = spec_label(name)
+        return key, self.specs[key]
+
+    def for_game(self, spec: str, seed: int) -> Any:
+        """A game's bot: a fresh one seeded for the game (as the terminal's), or the shared one (``shared_spec``)."""
+        shared = self._shared.get(spec)
+        return shared if shared is not None else self._make(spec, seed)
+
+
+class SeedStream:
+    """The seeds of new tables: the client's (public), else the server's ``--seed`` stream, else a secret one."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = seed
+        self._created = 0
+        self._lock = threading.Lock()
+
+    def next(self, given: int | None) -> tuple[int, bool]:
+        """(seed, public): the client's seed, else one from the server's --seed stream, else a secret one."""
+        if given is not None:
+            return given, True
+        with self._lock:
+            k = self._created
+            self._created += 1
+        if self.seed is not None:
+            return int(np.random.SeedSequence([self.seed, k]).generate_state(1)[0] % MAX_SEED), False
+        return secrets.randbelow(MAX_SEED), False
+
+
 class WebTable:
-    """The games registry, the allow-list of bots and the results file behind the API."""
+    """The API's operations over the games registry, the allowed bots, the seeds and the results file."""
 
     def __init__(self, config: WebConfig, make: Callable[[str, int], Any] | None = None) -> None:
         self.config = config
-        self._make = make or seat_bot
-        specs = [config.opponent, *config.allow, *(config.watch or ())]
-        self.bots: dict[str, str] = {}  # display name (and spec as written) -> spec
-        self._shared: dict[str, SharedAgent] = {}
-        for spec in specs:
-            agent = self._make(spec, 0)  # fails now (UsageError), not when a client asks
-            if shared_spec(spec):  # ppo:PATH reads its checkpoint: once, not per game
-                self._shared[spec] = SharedAgent(agent)
-            self.bots.setdefault(spec_label(spec), spec)
+        self.bots = AllowedBots([config.opponent, *config.allow, *(config.watch or ())], make or seat_bot)
+        self.seeds = SeedStream(config.seed)
         self.opponent = spec_label(config.opponent)
         self.games = Registry(config.max_games)
         self.results = ResultsFile(config.results)
@@ -175,15 +216,12 @@ class WebTable:
             except Exception as e:  # noqa: BLE001 - a bad URL or a server that is down: one line at start
                 raise UsageError(f"cannot open the results store {config.db}: {type(e).__name__}: "
                                  f"{str(e).splitlines()[0][:300] if str(e) else ''}") from None
-        self._seeds = np.random.SeedSequence(config.seed) if config.seed is not None else None
-        self._created = 0
-        self._lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Play a whole hand against each bot, its views, log and replay, so that numba has compiled every
         kernel a client's game uses before the first page loads (torch initialises a network too)."""
-        for key, spec in self.bots.items():
-            g = HumanGame(GameSetup(key, spec, self.config.rules, True, 0, True), self.game_bot)
+        for key, spec in self.bots.specs.items():
+            g = HumanGame(GameSetup(key, spec, self.config.rules, True, 0, True), self.bots.for_game)
             for _ in range(1000):
                 g.view("warm-up")
                 if g.table.finished:
@@ -191,25 +229,12 @@ class WebTable:
                 g.play(int(np.flatnonzero(g.table.mask)[-1]))  # a knock when there is one
             ReplayGame(g.table.log_dict("play")).frames(0, 3)
 
-    def game_bot(self, spec: str, seed: int) -> Any:
-        """A game's bot: a fresh one seeded for the game (as the terminal's), or the shared one (``shared_spec``)."""
-        shared = self._shared.get(spec)
-        return shared if shared is not None else self._make(spec, seed)
-
-    def bot(self, name: Any, field_name: str = "opponent") -> tuple[str, str]:
-        """(allow-list name, spec) of an allowed bot; a client's string is only ever a key into the allow-list."""
-        if not isinstance(name, str) or spec_label(name) not in self.bots:
-            raise Invalid(f"'{field_name}' must be one of the bots this server allows: "
-                          f"{', '.join(self.bots)} (got {str(name)[:60]!r})")
-        key = spec_label(name)
-        return key, self.bots[key]
-
     def table_options(self, body: dict) -> tuple[Rules, bool, tuple[int, bool]]:
         """A new table's rules, hand_only and (seed, public) from a request body (the server's defaults
         where a key is absent); the game and the watch table read them alike."""
         rules = _rules_from(body.get("rules"), self.config.rules)
         hand_only = _bool_from(body.get("hand_only"), "hand_only", self.config.hand_only)
-        return rules, hand_only, self.next_seed(_seed_from(body.get("seed")))
+        return rules, hand_only, self.seeds.next(_seed_from(body.get("seed")))
 
     def opened(self, table: Any, first_frame: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         """Register a new table and return ``first_frame(its id)``, taken under the table's lock."""
@@ -217,20 +242,9 @@ class WebTable:
         with table.lock:
             return first_frame(tid)
 
-    def next_seed(self, given: int | None) -> tuple[int, bool]:
-        """(seed, public): the client's seed, else one from the server's --seed stream, else a secret one."""
-        if given is not None:
-            return given, True
-        with self._lock:
-            k = self._created
-            self._created += 1
-        if self._seeds is not None:
-            return int(np.random.SeedSequence([self.config.seed, k]).generate_state(1)[0] % MAX_SEED), False
-        return secrets.randbelow(MAX_SEED), False
-
     def public_config(self) -> dict[str, Any]:
         c = self.config
-        return {"opponent": self.opponent, "bots": list(self.bots), "rules": c.rules.to_dict(),
+        return {"opponent": self.opponent, "bots": list(self.bots.specs), "rules": c.rules.to_dict(),
                 "rule_options": Rules.option_names(), "hand_only": c.hand_only,
                 "watch": [spec_label(s) for s in c.watch] if c.watch else None, "help": HELP,
                 "arena": self.arena is not None}
@@ -238,9 +252,9 @@ class WebTable:
     # the API's operations (called in a worker thread)
     def create_game(self, body: dict) -> dict[str, Any]:
         _only_keys(body, ("opponent", "rules", "hand_only", "seed", "player"))
-        key, spec = self.bot(body.get("opponent", self.opponent))
+        key, spec = self.bots.lookup(body.get("opponent", self.opponent))
         rules, hand_only, (seed, public) = self.table_options(body)
-        g = HumanGame(GameSetup(key, spec, rules, hand_only, seed, public), self.game_bot, self.results.append)
+        g = HumanGame(GameSetup(key, spec, rules, hand_only, seed, public), self.bots.for_game, self.results.append)
         if self.arena is not None:  # --db: each result also goes to the store, as the person named by the page
             from okgin.web.arena import player_name
 
@@ -287,11 +301,11 @@ class WebTable:
     def create_watch(self, body: dict) -> dict[str, Any]:
         _only_keys(body, ("a", "b", "rules", "hand_only", "seed"))
         default = self.config.watch or (self.config.opponent, self.config.opponent)
-        na, sa = self.bot(body.get("a", spec_label(default[0])), "a")
-        nb, sb = self.bot(body.get("b", spec_label(default[1])), "b")
+        na, sa = self.bots.lookup(body.get("a", spec_label(default[0])), "a")
+        nb, sb = self.bots.lookup(body.get("b", spec_label(default[1])), "b")
         rules, hand_only, (seed, _) = self.table_options(body)
         names = (na, nb) if na != nb else (f"{na} A", f"{nb} B")
-        w = WatchGame((sa, sb), names, rules, hand_only, seed, self.game_bot)
+        w = WatchGame((sa, sb), names, rules, hand_only, seed, self.bots.for_game)
         return self.opened(w, w.start)
 
     def step_watch(self, wid: str) -> dict[str, Any]:
