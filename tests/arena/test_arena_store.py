@@ -249,3 +249,24 @@ def test_the_sqlite_writer_stores_what_the_store_stores(tmp_path):
     code = ("import sys; from okgin.arena import record, sqlite_writer; "
             f"sqlite_writer.connect({path!r}).close(); print('sqlalchemy' in sys.modules)")
     assert sp.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_two_evaluate_runs_and_a_web_writer_at_once_lose_no_row(db_url):
+    """Two evaluate.py --db runs (SQLite: the in-process sqlite3 writer; PostgreSQL: the writer process) and a
+    third process writing as the web table does (Store.record), all at once into one store."""
+    Store(db_url).close()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    runs = [subprocess.Popen([sys.executable, "-m", "okgin.evaluate", "--agents", "simple", "greedy", "random",
+                              "--hands", "300", "--seed", str(k), "--no-progress", "--bootstrap", "0", "--db", db_url],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env) for k in (1, 2)]
+    web = mp.get_context("spawn").Process(target=_writer, args=(db_url, 9, 20, 50))
+    web.start()
+    errors = [r.communicate(timeout=600)[1] for r in runs]
+    web.join(300)
+    assert [r.returncode for r in runs] == [0, 0], errors
+    assert web.exitcode == 0
+    with Store(db_url) as store:
+        counts = store.counts()
+    assert counts["matches"] == 2 * 3 + 20
+    assert counts["hands"] == 2 * 3 * 300 + 20 * 50
