@@ -12,6 +12,7 @@ Only matches with ``counted`` set (not a game a person abandoned) and one rule s
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,18 +43,35 @@ class StoredResults:
         return self.specs.index("random") if "random" in self.specs else len(self.specs) - 1
 
 
+def rules_keys(conn, rules: dict) -> list[str]:
+    """The stored ``rules_key`` values that are the rule set ``rules``: each read as ``Rules.from_dict`` reads
+    it, so a match stored before a rule option existed counts under that option's default (a key this okgin
+    cannot read, an option since removed, matches nothing)."""
+    from okgin_env import Rules
+
+    want = rules_key(Rules.from_dict(rules).to_dict())
+    keys = []
+    for (key,) in conn.execute(sa.select(matches.c.rules_key).distinct()):
+        try:
+            if rules_key(Rules.from_dict(json.loads(key)).to_dict()) == want:
+                keys.append(key)
+        except (ValueError, TypeError, KeyError):
+            continue
+    return keys
+
+
 def load_results(store: Store, rules: dict, agent_ids: list[int] | None = None) -> StoredResults:
     """The counted hands of ``rules`` (optionally only between ``agent_ids``), summed in the database."""
     m, h = matches.alias("m"), hands.alias("h")
     q = (sa.select(m.c.agent_a_id, m.c.agent_b_id, m.c.deal_set, h.c.deal, sa.func.sum(h.c.win),
                    sa.func.count(), sa.func.sum(h.c.points))
          .select_from(h.join(m, h.c.match_id == m.c.id))
-         .where(m.c.counted.is_(True), m.c.rules_key == rules_key(rules))
+         .where(m.c.counted.is_(True))
          .group_by(m.c.agent_a_id, m.c.agent_b_id, m.c.deal_set, h.c.deal))
     if agent_ids is not None:
         q = q.where(m.c.agent_a_id.in_(agent_ids), m.c.agent_b_id.in_(agent_ids))
     with store.read() as conn:
-        rows = conn.execute(q).all()
+        rows = conn.execute(q.where(m.c.rules_key.in_(rules_keys(conn, rules)))).all()
         ids = sorted({r[0] for r in rows} | {r[1] for r in rows})
         info = {r.id: r for r in conn.execute(sa.select(agents.c.id, agents.c.name, agents.c.spec, agents.c.kind)
                                               .where(agents.c.id.in_(ids)))} if ids else {}

@@ -96,16 +96,16 @@ class ArenaLink:
         import sqlalchemy as sa
 
         from okgin.arena.schema import agents, matches
-        from okgin.arena.store import rules_key
+        from okgin.arena.ratings import rules_keys
 
         m = matches
         q = (sa.select(m.c.agent_a_id, m.c.agent_b_id, sa.func.count(), sa.func.sum(m.c.hands),
                        sa.func.sum(m.c.wins_a), sa.func.sum(m.c.wins_b), sa.func.sum(m.c.voids),
                        sa.func.sum(m.c.points_a), sa.func.sum(m.c.forfeits_a), sa.func.sum(m.c.forfeits_b))
-             .where(m.c.counted.is_(True), m.c.rules_key == rules_key(self.rules), m.c.hands > 0)
+             .where(m.c.counted.is_(True), m.c.hands > 0)
              .group_by(m.c.agent_a_id, m.c.agent_b_id))
         with self.store.read() as conn:
-            rows = conn.execute(q).all()
+            rows = conn.execute(q.where(m.c.rules_key.in_(rules_keys(conn, self.rules)))).all()
             names = dict(conn.execute(sa.select(agents.c.id, agents.c.name)).all())
         pairs: dict[tuple[int, int], dict] = {}
         for a, b, n, hands, wa, wb, voids, pts, fa, fb in rows:

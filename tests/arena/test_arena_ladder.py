@@ -163,3 +163,23 @@ def test_a_language_model_match_through_the_stub_server_is_stored_with_its_illeg
     stats = row["meta"]["agent_a"]
     assert stats["refused"] == 5 and stats["fallbacks"] == 1 and 0 < stats["illegal_move_rate"] < 1
     assert kinds == {"stub-model": "model", "simple": "bot"}
+
+
+def test_results_stored_before_a_rule_option_existed_count_under_its_default(tmp_path):
+    """A match stored without a rule option that okgin gained later is rated with the current default rules;
+    one with a non-default value, or an option this okgin does not know, is not."""
+    from okgin_env import Rules
+
+    full = Rules().to_dict()
+    older = dict(list(full.items())[:-1])  # as stored by an okgin that did not have the last option yet
+    store = Store(str(tmp_path / "r.sqlite"))
+    for k, rules in enumerate([full, older, {**full, "gin_bonus": 20}, {**full, "no_such_option": 1}]):
+        store.record(ladder.play_match("simple", "random", rules if k != 3 else full, seed=k, num_hands=2,
+                                       uid=f"m{k}"))
+        if k == 3:
+            with store.writing() as conn:
+                conn.execute(schema.matches.update().where(schema.matches.c.uid == "m3")
+                             .values(rules=rules, rules_key=json.dumps(rules, sort_keys=True, separators=(",", ":"))))
+    assert ratings(store, full, reps=0)["hands"] == 2 * 2
+    assert ratings(store, {**full, "gin_bonus": 20}, reps=0)["hands"] == 2
+    store.close()
