@@ -21,8 +21,11 @@ WAYS = 8  #: records per set of the memory (set-associative: a set's oldest reco
 PAIR_WORDS = 21  #: one bit per unordered pair of two different cards: 52 * 51 / 2 = 1326 <= 21 * 64
 EMPTY = -1  #: key of a free record (a key is a 52-bit hand, never negative)
 MIN_SETS = 64
-LOW = 5  #: a record's set depends on its hand's five lowest cards (see _set_of)
+#: a record's set depends only on its cards among these 32 (a fixed draw; see _set_of)
+SET_CARDS = 0xedee563ffc71
 CARD_BITS = (1 << NUM_CARDS) - 1
+RECENT_CALLS = 8  #: a record written this few calls ago may still be in use (a game's own moves
+# come every two to four calls in lockstep play); the memory doubles, up to 16 sets a row, when one must go
 
 
 class EaaiSimpleAgent(Bot):
@@ -45,7 +48,8 @@ class EaaiSimpleAgent(Bot):
     empty record; an upcard offer always does. Two games in which the same agent object holds
     the same ten cards with the same scores would share a record (for deals of random decks, a
     chance of about one in 10^10 per pair of games). Records of ended hands are overwritten by
-    newer ones (``WAYS`` per set, the oldest goes); the memory grows with the largest batch seen.
+    newer ones (``WAYS`` per set, the oldest goes); the memory grows with the largest batch seen, and
+    doubles whenever a record in use lately would have had to make room.
 
     In the EAAI framework the knock limit is always 10; under okgin's other rules this player
     knocks as soon as the hand's knock limit allows. Ties are broken by its seeded generator.
@@ -56,6 +60,7 @@ class EaaiSimpleAgent(Bot):
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
         self.calls = 0
+        self.rows = 1  # the largest batch seen
         self._alloc(MIN_SETS)
 
     def _alloc(self, sets: int) -> None:
@@ -68,14 +73,12 @@ class EaaiSimpleAgent(Bot):
         self.row = np.arange(sets * WAYS, dtype=np.int64)
         self.data = np.zeros((sets * WAYS, 1 + PAIR_WORDS), np.int64)
 
-    def _grow(self, rows: int) -> None:
-        """At least one set (8 records) per row of the largest batch: a game holds one live record
-        per seat, so a set fills only with records of ended hands, and the oldest goes first."""
-        sets = len(self.keys) // WAYS
-        if sets >= rows:
+    def _grow(self, sets: int) -> None:
+        """At least ``sets`` sets (a power of two), the records kept."""
+        if len(self.keys) // WAYS >= sets:
             return
-        new = sets
-        while new < rows:
+        new = len(self.keys) // WAYS
+        while new < sets:
             new *= 2
         old = (self.keys, self.stamp, self.row, self.data)
         self._alloc(new)
@@ -84,33 +87,32 @@ class EaaiSimpleAgent(Bot):
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs, mask = check_batch(observations, action_masks)
         out = np.empty(len(obs), np.int64)
-        self._grow(len(obs))
+        # two sets (16 records) per row of the largest batch; a game holds one live record per seat, so
+        # a set fills with records of ended hands, the oldest of which goes first. Should a record that
+        # was in use lately have to go all the same (more games than rows, e.g. an opponent called on a
+        # few of many games), the memory doubles.
+        self.rows = max(self.rows, len(obs))
+        self._grow(2 * self.rows)
         self.calls += 1
+        recent = np.zeros(1, np.int64)
         eaai_simple_actions(obs, mask, self.rng.random(len(obs)), self.calls, self.keys, self.stamp, self.row,
-                            self.data, out)
+                            self.data, recent, out)
+        if recent[0] and len(self.keys) // WAYS < 16 * self.rows:
+            self._grow(2 * len(self.keys) // WAYS)
         return out
 
 
 # ------------------------------------------------------------------ the hand's memory
 
 @kernel(inline="always")
-def _lowest(bits, n):
-    """The lowest ``n`` set bits of ``bits``."""
-    out = 0
-    for _ in range(n):
-        low = bits & -bits
-        out |= low
-        bits ^= low
-    return out
-
-
-@kernel(inline="always")
 def _set_of(key, sets):
-    """A record's set: a hash of its tag and of its hand's LOW lowest cards only, so that the record
-    of the ten cards held before a draw is in one of LOW + 1 sets known from the eleven held after it
-    (``_find_drawn``). int64 arithmetic that wraps (the odd multiplier is written as a signed 64-bit
-    number: an unsigned literal would make the product a float)."""
-    h = (_lowest(key & CARD_BITS, LOW) | (key & ~CARD_BITS)) * -7046029254386353131
+    """A record's set: a hash of its tag and of its cards among SET_CARDS only, so that the record of
+    the ten cards held before a draw is in the set of the eleven held after it, unless the card
+    drawn is among SET_CARDS (``_find_drawn``). int64 arithmetic that wraps (the odd multiplier is
+    written as a signed 64-bit number: an unsigned literal would make the product a float)."""
+    h = ((key & SET_CARDS) | (key & ~CARD_BITS)) * -7046029254386353131
+    h ^= h >> 29
+    h *= -4658895280553007687
     return (h ^ (h >> 31)) & (sets - 1)
 
 
@@ -132,8 +134,7 @@ def _find_drawn(keys, hand, tag, first):
         slot = _find(keys, (hand ^ (1 << first)) | tag)
         if slot >= 0:
             return slot, first
-    low = _lowest(hand, LOW)
-    # a card drawn above the LOW lowest leaves them in place: its record is in the set of the eleven
+    # a card drawn outside SET_CARDS leaves the set in place: its record is in the set of the eleven
     base = _set_of(hand | tag, len(keys) // WAYS) * WAYS
     for w in range(WAYS):
         key = keys[base + w]
@@ -143,8 +144,8 @@ def _find_drawn(keys, hand, tag, first):
             while (extra >> drawn) & 1 == 0:
                 drawn += 1
             return base + w, drawn
-    for c in range(NUM_CARDS):  # a drawn card among the LOW lowest
-        if (low >> c) & 1:
+    for c in range(NUM_CARDS):  # a drawn card among SET_CARDS
+        if (hand >> c) & (SET_CARDS >> c) & 1:
             slot = _find(keys, (hand ^ (1 << c)) | tag)
             if slot >= 0:
                 return slot, c
@@ -152,7 +153,7 @@ def _find_drawn(keys, hand, tag, first):
 
 
 @kernel
-def _insert(keys, stamps, key, now):
+def _insert(keys, stamps, key, now, recent):
     """A record for ``key``: a free one of its set, else the set's oldest. Its contents are the
     caller's to write."""
     base = _set_of(key, len(keys) // WAYS) * WAYS
@@ -163,6 +164,8 @@ def _insert(keys, stamps, key, now):
             break
         if stamps[base + w] < stamps[slot]:
             slot = base + w
+    if keys[slot] != EMPTY and now - stamps[slot] <= RECENT_CALLS:
+        recent[0] += 1  # a record in use lately had to go: the memory is too small
     keys[slot], stamps[slot] = key, now
     return slot
 
@@ -171,7 +174,7 @@ def _insert(keys, stamps, key, now):
 def _rehash(keys, stamps, row, data, nkeys, nstamps, nrow, ndata):
     for i in range(len(keys)):
         if keys[i] != EMPTY:
-            ndata[nrow[_insert(nkeys, nstamps, keys[i], stamps[i])], :] = data[row[i], :]
+            ndata[nrow[_insert(nkeys, nstamps, keys[i], stamps[i], np.zeros(1, np.int64))], :] = data[row[i], :]
 
 
 @kernel(inline="always")
@@ -224,10 +227,11 @@ def in_a_meld(ms, c):
 
 
 @kernel
-def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, out):
+def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, recent, out):
     """Simple's action for each row into ``out`` ((B,) int64), reading and updating the memory
     arrays (see ``EaaiSimpleAgent``); ``noise`` (B,) floats in [0, 1) pick among tied discards,
-    ``now`` is the call number stamped on the records written."""
+    ``now`` is the call number stamped on the records written, ``recent`` (1,) counts records in use
+    lately that had to make room."""
     ms = np.empty(NUM_SUITS, np.int64)
     words = np.zeros(PAIR_WORDS, np.int64)
     for b in range(obs.shape[0]):
@@ -247,10 +251,12 @@ def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, out):
                 take = in_a_meld(ms, top)
             a = k.draw_action(take, m)
             out[b] = a
+            if a == k.DRAW_STOCK and ph == k.DRAW and k.row_stock(o) < k.FULL_STOCK:
+                continue  # not its first decision of the hand: its record, from its last discard, stands
             slot = _find(keys, hand | tag)
             if slot < 0 or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER:  # a new hand: nothing played yet
                 if slot < 0:
-                    slot = _insert(keys, stamps, hand | tag, now)
+                    slot = _insert(keys, stamps, hand | tag, now, recent)
                 data[row[slot], 1:] = 0
             data[row[slot], 0] = top if a == k.TAKE_DISCARD else -1
             continue
@@ -276,7 +282,7 @@ def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, out):
         a = k.knock_or_discard(choice, True, m)
         out[b] = a
         if a == choice:  # a discard: the hand goes on, remember the pair under the ten cards kept
-            new = _insert(keys, stamps, (hand ^ (1 << choice)) | tag, now)
+            new = _insert(keys, stamps, (hand ^ (1 << choice)) | tag, now, recent)
             if slot >= 0 and slot != new:  # the record moves: its data row goes with it
                 keys[slot] = EMPTY
                 row[slot], row[new] = row[new], row[slot]

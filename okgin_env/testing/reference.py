@@ -345,8 +345,11 @@ def eaai_showdown_details(knocker_cards: Iterable[int], defender_cards: Iterable
     knocker = frozenset(int(c) for c in knocker_cards)
     defender = frozenset(int(c) for c in defender_cards)
     assert not (knocker & defender)
+    listing = eaai_meld_list(knocker)
     options = eaai_arrangements(knocker)
-    mine = [set(m) for m in options[mix64(seed ^ 1) % len(options)]]
+    # declared in the framework's HashSet order: listing position modulo 4, then position
+    mine = [set(m) for m in sorted(options[mix64(seed ^ 1) % len(options)],
+                                   key=lambda m: (listing.index(m) % 4, listing.index(m)))]
     k = total_points(knocker - set().union(*mine)) if mine else total_points(knocker)
     options = eaai_arrangements(defender)
     own = options[mix64(seed ^ 2) % len(options)]

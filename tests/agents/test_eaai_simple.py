@@ -35,7 +35,7 @@ def act(bot, out) -> int:
 
 
 def observation(hand: str, phase: int, top: str | None = None, taken: str | None = None,
-                knock_limit: int = 10) -> tuple[np.ndarray, np.ndarray]:
+                knock_limit: int = 10, stock: int = 20) -> tuple[np.ndarray, np.ndarray]:
     """(1, OBS_SIZE) observation and (1, 107) mask of a decision, built field by field: a draw
     (10 cards; ``top`` on the pile) or a discard (11 cards; ``taken`` the card just taken from the
     pile, which the rules forbid to discard)."""
@@ -45,7 +45,7 @@ def observation(hand: str, phase: int, top: str | None = None, taken: str | None
     if top:
         obs_field(obs, "discard_top")[0, parse_card(top)] = 1
     obs_field(obs, "knock_limit")[0, knock_limit] = 1
-    obs_field(obs, "stock_size")[0, 0] = 20 / STOCK_SCALE
+    obs_field(obs, "stock_size")[0, 0] = stock / STOCK_SCALE
     obs_field(obs, "phase")[0, phase] = 1
     mask = np.zeros((1, NUM_ACTIONS), bool)
     if phase == Phase.DISCARD:
@@ -167,7 +167,8 @@ def guard_sequence(bot: EaaiSimpleAgent, other: tuple | None = None) -> tuple[in
             return int(bot.act(obs, mask)[1])
         return int(bot.act(obs, mask)[0])
 
-    assert step(*observation(RUNS + " Qd", Phase.DRAW, top="5h", knock_limit=5)) == DRAW_STOCK
+    # its first decision of the hand (a full stock: the non-dealer took the upcard)
+    assert step(*observation(RUNS + " Qd", Phase.DRAW, top="5h", knock_limit=5, stock=31)) == DRAW_STOCK
     first = step(*observation(RUNS + " Qd Kh", Phase.DISCARD, knock_limit=5))
     assert first in parse_cards("Qd Kh")
     if first != parse_card("Qd"):

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from okgin_env import VectorGame
+from okgin_env.game import eaai_showdown
 from okgin_env.game.actions import DRAW_STOCK, KNOCK, PASS, TAKE_DISCARD
-from okgin_env.game.cards import NUM_CARDS, deck_from, parse_card, parse_cards
+from okgin_env.game.cards import NUM_CARDS, deck_from, mask_of, parse_card, parse_cards
 from okgin_env.game.core import Phase
 from okgin_env.game.rules import Rules
-from okgin_env.testing.reference import ReferenceGame
+from okgin_env.testing.reference import ReferenceGame, eaai_showdown_details
 
 EAAI = Rules.eaai()
 DEALER = 0
@@ -59,7 +60,7 @@ def test_lay_offs_go_to_the_first_meld_that_fits_then_start_again():
     """The knocker takes the 8d (6-7-8d) and knocks with the Kh: 5c 5h 5s, 6-7-8d, A-2-3s, Ac left
     (K = 1). The defender has no meld; its 4d and 5d are tried in the framework's card order (clubs,
     hearts, spades, diamonds; by rank): the 4d fits nothing yet, the 5d fits both the run and the
-    set of fives and goes onto the run, declared first (runs before sets); from the start again, the
+    set of fives and goes onto the run, declared first (the framework's order: A-2-3s, 6-7-8d, 5-5-5); from the start again, the
     4d now extends 5-8d. D = 67 of Kc 9c 2h 9h Th 7s Qs Jd; the knocker scores 66. (Had the 5d gone
     onto the set, the 4d would have stayed: D = 71.)"""
     deck = deck_from("5c 5h 5s 6d 7d As 2s 3s Ac Kh", "4d 5d Kc Qs Jd 9h 9c 7s 2h Th", "8d")
@@ -120,3 +121,14 @@ def test_no_turn_cap():
 @pytest.mark.parametrize("text", [["eaai"], ["EAAI", "target_score=100"]])
 def test_the_rule_set_by_name(text):
     assert Rules.from_strings(text) == EAAI
+
+
+def test_the_knocker_declares_its_melds_in_the_frameworks_order():
+    """The framework itself (``cardsToBestMeldSets``, run on this hand) declares 7s 7d 7c, 5-6-7h,
+    4h 4d 4c: the iteration order of its HashSet of listing positions (5, 2, 3), not the listing
+    order (5-6-7h, the fours, the sevens). Both engines declare the same."""
+    knocker, defender = parse_cards("7s 4h 5h 6h 7h 4d 5d 7d 4c 7c"), parse_cards("As 2s 3s Ks Kh Kd Qc Jc 9h 2d")
+    k, _, meld_id, _ = eaai_showdown.showdown(mask_of(knocker)[None], mask_of(defender)[None], 0)
+    assert k[0] == 5 and [int(meld_id[0, parse_card(c)]) for c in ("7s", "5h", "4h")] == [0, 1, 2]
+    declared = eaai_showdown_details(knocker, defender, 0)[2]
+    assert declared == [frozenset(parse_cards(m)) for m in ("7s 7d 7c", "5h 6h 7h", "4h 4d 4c")]
