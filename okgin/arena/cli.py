@@ -4,6 +4,7 @@
     okgin-arena agents    --db DB                           # who is registered
     okgin-arena schedule  --db DB (--rounds N | --uncertain N) [--hands 10] [--seed 0] [--rules k=v ...]
     okgin-arena run       --db DB [--workers 1] [--move-seconds 5] [--memory-mb 2048] [--max-matches N]
+                          [--ray [ADDRESS]]                 # matches as Ray tasks (the integrations extra)
     okgin-arena ratings   --db DB [--rules k=v ...] [--bootstrap 1000] [--seed 0] [--json PATH]
     okgin-arena upgrade   --db DB                           # create the tables or migrate an older store
 
@@ -57,11 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the matches' deals (default 0)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, e.g. knock_limit=10")
     p = command("run", "play the scheduled matches (until none is pending)")
-    p.add_argument("--workers", type=int, default=1, help="processes playing at once (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes playing at once (default 1); with --ray, Ray tasks at once (default: the "
+                        "cluster's CPUs)")
     p.add_argument("--move-seconds", type=float, default=5.0,
                    help="a plug-in bot's time per move; slower loses the hand (default 5)")
     p.add_argument("--memory-mb", type=int, default=2048, help="a plug-in bot's address-space limit (default 2048)")
-    p.add_argument("--max-matches", type=int, default=None, metavar="N", help="stop each worker after N matches")
+    p.add_argument("--max-matches", type=int, default=None, metavar="N",
+                   help="stop each worker after N matches (with --ray: after N matches in all)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play the matches as Ray tasks; the driver (this process) writes the store: ADDRESS "
+                        "'auto' (the cluster of `ray start`), 'ray://HOST:10001', or none for a Ray on this "
+                        "machine (pip install -e \".[integrations]\")")
     p = command("ratings", "Bradley-Terry ratings of everyone in the store, with bootstrap CIs (random = 0)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE",
                    help="the rule set whose results are rated (default: Oklahoma Gin's defaults)")
@@ -123,7 +131,16 @@ def _run(ap, args, store, ladder) -> int:
         print(f"scheduled {n} match(es) of {args.hands} hands; {c['pending']} pending in all")
     elif args.command == "run":
         limits = ladder.Limits(move_seconds=args.move_seconds, memory_mb=args.memory_mb)
-        c = ladder.run(store.url, args.workers, limits, args.max_matches)
+        if args.ray is not None:
+            try:
+                from okgin.arena import ray_ladder
+
+                c = ray_ladder.run(store.url, args.ray or None, args.workers, limits, args.max_matches)
+            except (ImportError, RuntimeError) as e:
+                print(f"{PROG}: error: {e}", file=sys.stderr)
+                return 2
+        else:
+            c = ladder.run(store.url, args.workers or 1, limits, args.max_matches)
         print(f"ladder stopped: {c['done']} done, {c['pending']} pending, {c['running']} running elsewhere")
     elif args.command == "ratings":
         from okgin.arena.ratings import ratings

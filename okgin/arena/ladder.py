@@ -18,7 +18,8 @@ per move and a memory limit: a bot that hangs, crashes, raises or answers an ill
 (a *forfeit*, counted as a lost hand in the ratings and listed in the match's ``meta``), and after
 ``MAX_STRIKES`` forfeits in one match it loses the match's remaining hands without being asked again. The
 bundled bots and language-model agents play in the worker itself (a bundled bot's exception or illegal
-move is a forfeit too). Workers are processes on this machine (``--workers``).
+move is a forfeit too). Workers are processes on this machine (``--workers``), or Ray tasks on a cluster
+(``--ray``, ``okgin.arena.ray_ladder``): the same match-playing function, its record written by the driver.
 """
 
 from __future__ import annotations
@@ -321,17 +322,36 @@ def work(url: str, limits: Limits, max_matches: int | None = None) -> int:
             job = claim(store, me)
             if job is None:
                 break
-            record = play_match(job["spec_a"], job["spec_b"], job["rules"], job["seed"], job["hands"], limits,
-                                names=(job["name_a"], job["name_b"]), uid=job["uid"])
-
-            def done(conn, match_id: int, sid=job["id"]) -> None:
-                conn.execute(schedule.update().where(schedule.c.id == sid).values(status="done"))
-
-            store.record(record, after=done)
+            record_claimed(store, job, play_claimed(job, limits))
             played += 1
     finally:
         store.close()
     return played
+
+
+def play_claimed(job: dict, limits: Limits) -> MatchRecord:
+    """The match of a claimed schedule row (``claim``), played: what a process worker and a Ray task run
+    (``okgin.arena.ray_ladder``). Needs no database: ``job`` carries the specs, names, rules and seed."""
+    return play_match(job["spec_a"], job["spec_b"], job["rules"], job["seed"], job["hands"], limits,
+                      names=(job["name_a"], job["name_b"]), uid=job["uid"])
+
+
+def record_claimed(store: Store, job: dict, record: MatchRecord) -> int:
+    """Store a claimed match's record and mark its schedule row done, in one transaction; returns its id."""
+    def done(conn, match_id: int) -> None:
+        conn.execute(schedule.update().where(schedule.c.id == job["id"]).values(status="done"))
+
+    return store.record(record, after=done)
+
+
+def release(store: Store, schedule_ids: list[int], worker: str) -> int:
+    """Put back (``pending``) the matches ``worker`` claimed and did not finish; returns how many."""
+    if not schedule_ids:
+        return 0
+    with store.writing() as conn:
+        return conn.execute(schedule.update().where(schedule.c.id.in_(schedule_ids), schedule.c.status == "running",
+                                                    schedule.c.worker == worker)
+                            .values(status="pending", worker=None, claimed_at=None)).rowcount
 
 
 def _work_entry(url: str, limits: Limits, max_matches: int | None, out) -> None:
