@@ -1,7 +1,7 @@
 """Simple against Simple under the EAAI rules: okgin's statistics beside the EAAI framework's.
 
     python -m experiments.eaai --games 2000 --seed 0
-    python -m experiments.eaai --games 2000 --seed 0 --framework /tmp/eaai/harness/java_simple_20000.txt
+    python -m experiments.eaai --games 20000 --seed 0 --framework java_simple_20000.txt
 
 plays ``eaai_simple`` against ``eaai_simple`` (two agents, one per player, as the framework's two
 ``SimpleGinRummyPlayer`` objects) in whole games to 100 under ``Rules.eaai()`` and prints, with 95 %
