@@ -4,8 +4,12 @@ tests/; they are loaded here by path (not as a package ``tests``, a name other p
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(_TESTS) not in sys.path:  # tests/conftest.py imports its shared names from tests/support.py
+    sys.path.insert(0, str(_TESTS))
 _spec = importlib.util.spec_from_file_location("okgin_tests_conftest",
                                                Path(__file__).resolve().parents[1] / "tests" / "conftest.py")
 _shared = importlib.util.module_from_spec(_spec)

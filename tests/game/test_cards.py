@@ -161,7 +161,7 @@ def test_display_form_is_as_printed_and_reads_back():
 
     assert [card_pretty(c) for c in (0, 9, 22, 51)] == ["A♠", "10♠", "10♥", "K♣"]
     # the terminal and the web page accept what they print: '10♥' -> '10h'
-    from okgin.play import _card
+    from okgin.human_table import _card
     assert all(_card(card_pretty(c)) == c for c in range(52))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from okgin_env.game import core
+from okgin_env.game import constants
 from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.core import GameState, Phase, VectorGame, random_legal_actions
 from okgin_env.game.kernels import observe_kernel
@@ -30,7 +30,7 @@ def test_the_state_record_is_the_game_state():
 
 def test_phase_constants_are_the_enum_values():
     for ph in Phase:
-        assert getattr(core, "PH_" + ph.name) == int(ph)
+        assert getattr(constants, "PH_" + ph.name) == int(ph)
 
 
 def _reference_pick(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
