@@ -41,12 +41,12 @@ def import_ray():
 
 def connect(ray, address: str | None) -> bool:
     """Join the Ray at ``address`` ("auto", "ray://HOST:PORT", a head's HOST:PORT) or, with None, start one
-    on this machine; nothing when this process is already connected. Returns whether it connected (and so
-    disconnects at the end)."""
+    of its own on this machine (never a cluster found running); nothing when this process is already
+    connected. Returns whether it connected (and so disconnects at the end)."""
     if ray.is_initialized():
         return False
     try:
-        ray.init(address=address or None, log_to_driver=False)
+        ray.init(address=address or "local", log_to_driver=False)
     except Exception as e:  # noqa: BLE001 - no cluster there, a version mismatch: one line, not a traceback
         where = f"at {address!r}" if address else "on this machine"
         raise RuntimeError(f"could not start or join Ray {where}: {type(e).__name__}: "
@@ -111,7 +111,8 @@ def _drive(ray, store: Store, workers: int | None, limits: Limits, max_matches: 
                 try:
                     record = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - the task raised or its worker died past its retries
-                    errors.append(f"match {job['uid']}: {type(e).__name__}: {str(e).strip()[-300:]}")
+                    last_line = (str(e).strip().splitlines() or [""])[-1][:300]  # a RayTaskError's: the cause
+                    errors.append(f"match {job['uid']}: {type(e).__name__}: {last_line}")
                     continue  # stays claimed (not played again this run); put back below
                 ladder.record_claimed(store, job, record)
                 del held[job["id"]]

@@ -18,25 +18,30 @@ from okgin.arena.cli import main as arena  # noqa: E402
 from okgin.arena.ratings import ratings  # noqa: E402
 from okgin.arena.store import Store  # noqa: E402
 
-BOTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "arena")  # arena_bots.py
+HERE = os.path.dirname(os.path.abspath(__file__))  # arena_ray_bots.py
+BOTS = os.path.join(os.path.dirname(HERE), "arena")  # arena_bots.py
 FAST = ladder.Limits(move_seconds=1.0, memory_mb=1536, start_seconds=120)
 
 
 @pytest.fixture(scope="module")
-def ray():
-    """A Ray of its own on this machine, its workers able to import the test bots (arena_bots)."""
+def ray(tmp_path_factory):
+    """A Ray of its own on this machine, its workers able to import the test bots (arena_bots, arena_ray_bots)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[integrations]' in the checkout)")
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = BOTS + (os.pathsep + old if old else "")  # inherited by the raylet's workers
-    sys.path.insert(0, BOTS)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "OKGIN_TEST_KILL_MARKER")}
+    # set before ray.init: the raylet's workers, and the sandboxes they start, inherit them
+    os.environ["PYTHONPATH"] = os.pathsep.join([BOTS, HERE] + ([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else []))
+    os.environ["OKGIN_TEST_KILL_MARKER"] = str(tmp_path_factory.mktemp("kill") / "killed-once")
+    sys.path[:0] = [BOTS, HERE]
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # never a running cluster
     yield ray
     ray.shutdown()
-    sys.path.remove(BOTS)
-    if old is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = old
+    for p in (BOTS, HERE):
+        sys.path.remove(p)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def _stored(store):
@@ -81,6 +86,30 @@ def test_a_ladder_of_bundled_bots_and_a_hanging_plugin_plays_in_ray_tasks(ray, t
     assert by_name["hanger"]["win_rate"] == 0 and by_name["hanger"]["rating"] < 0
     assert arena(["ratings", "--db", db, "--bootstrap", "20"]) == 0
     assert "greedy" in capsys.readouterr().out
+    store.close()
+
+
+def test_a_killed_task_is_played_again_and_a_failed_one_put_back(ray, tmp_path, capsys):
+    """A task whose worker process is killed mid-match is re-run by Ray and its match stored once; a match
+    whose task fails (here: an odd hand count that play_match refuses) is pending again, the rest stored."""
+    db = str(tmp_path / "kill.sqlite")
+    assert arena(["register", "--db", db, "random", "random"]) == 0
+    assert arena(["register", "--db", db, "killer", "arena_ray_bots:KillsItsWorker"]) == 0
+    assert arena(["schedule", "--db", db, "--rounds", "1", "--hands", "2", "--seed", "5"]) == 0
+    store = Store(db)
+    ids = [a["id"] for a in ladder.ladder_agents(store)]
+    with store.writing() as conn:  # a row no task can play
+        conn.execute(schema.schedule.insert().values(uid="bad-hands", agent_a_id=ids[0], agent_b_id=ids[1], rules={},
+                                                     seed=1, hands=3, status="pending", created_at=ladder.now()))
+    assert arena(["run", "--db", db, "--ray", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "bad-hands" in err and "got 3" in err
+    assert "1 ladder match(es) failed in Ray tasks and are pending again" in err
+    assert os.path.exists(os.environ["OKGIN_TEST_KILL_MARKER"])  # the worker was killed once
+    assert ladder.schedule_counts(store) == {"pending": 1, "running": 0, "done": 1}
+    matches, scheduled = _stored(store)
+    assert [m.uid for m in matches] == [s.uid for s in scheduled if s.status == "done"]
+    assert matches[0].hands == 2 and matches[0].forfeits_a == matches[0].forfeits_b == 0  # whole, no forfeit
     store.close()
 
 
