@@ -55,6 +55,11 @@ def test_wheel_has_no_colliding_names_and_declares_the_commands(wheel):
     for command in COMMANDS:
         assert re.search(rf"^{command} = okgin\.", entry_points, re.M), entry_points
     assert "okgin_agents" in entry_points  # the bundled bots register under their installed name
+    # every package of the checkout travels (a sub-package missing from pyproject's list imports nowhere but here)
+    installed = {"agents": "okgin_agents", "trainer": "okgin_trainer"}
+    for init in (p for top in ("okgin_env", "okgin", "agents", "trainer") for p in (ROOT / top).rglob("__init__.py")):
+        rel = init.relative_to(ROOT).parts
+        assert "/".join((installed.get(rel[0], rel[0]), *rel[1:])) in names, f"{init.relative_to(ROOT)} is not in the wheel"
 
 
 def _readme_example() -> str:
