@@ -55,6 +55,7 @@ def _probe(when: str) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_every_name_gives_the_same_agent_in_either_import_order():
     env_first, agents_first = _probe("env-first"), _probe("agents-first")
     before = env_first.pop("random (before okgin_agents)")

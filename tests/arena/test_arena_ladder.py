@@ -28,6 +28,7 @@ def bots_importable(monkeypatch):
     monkeypatch.syspath_prepend(HERE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot, reason", [("Hang", "hang"), ("Crash", "crash"), ("Illegal", "illegal"),
                                          ("Hog", "error")])
 def test_a_misbehaving_plugin_loses_its_hands_and_the_match_goes_on(bot, reason):
@@ -140,6 +141,7 @@ def test_the_command_line_says_what_is_allowed(tmp_path, capsys):
     assert "unsupported database URL scheme" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_language_model_match_through_the_stub_server_is_stored_with_its_illegal_moves(db_url):
     """Ten games (one hand each) of an llm: agent against simple, the stub answering junk and illegal moves
     now and then: every game stored with the model's refused answers and fallbacks in the match's record."""

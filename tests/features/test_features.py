@@ -311,6 +311,7 @@ def test_a_bad_features_option_is_a_one_line_error():
             make()
 
 
+@pytest.mark.slow
 def test_the_env_package_imports_neither_agents_nor_torch():
     code = ("import sys, numpy as np, okgin_env, okgin_env.features.learner, okgin_env.envs.vector, okgin_env.envs.aec\n"
             "e = okgin_env.envs.vector.OkginVectorEnv(4, opponent='random', features='outs'); e.reset(seed=0)\n"

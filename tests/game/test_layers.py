@@ -37,6 +37,7 @@ def test_a_room_imports_nothing_of_the_rooms_above_it(room, forbidden):
     assert not {"torch", "pettingzoo", "okgin_agents"} & modules
 
 
+@pytest.mark.slow
 def test_the_game_runs_without_the_envs():
     modules = loaded_after("from okgin_env.game.core import VectorGame; VectorGame(2, seed=0).reset()")
     assert not {m for m in modules if m.startswith("okgin_env.envs")} - ALLOWED_ENV_MODULES

@@ -25,6 +25,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 # ------------------------------------------------------------------- command line
 
+@pytest.mark.slow
 def test_round_robin_end_to_end(tmp_path):
     out_json = tmp_path / "out.json"
     p = run_cli("--agents", "simple", "greedy", "random", "--hands", "300", "--games", "20", "--seed", "3",

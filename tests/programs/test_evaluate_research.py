@@ -60,6 +60,7 @@ def test_paired_difference_is_the_difference_of_the_two_matches():
     assert paired.points_diff_ci == evaluate.mean_ci(pa - pb, deal)[1]
 
 
+@pytest.mark.slow
 def test_paired_cli_table_and_json(tmp_path):
     out = tmp_path / "p.json"
     p = run_cli("--paired", "simple", "simple", "--opponent", "random", "--hands", "200", "--seed", "2",
@@ -76,6 +77,7 @@ def test_paired_cli_table_and_json(tmp_path):
     assert report["world_size"] == 1
 
 
+@pytest.mark.slow
 def test_paired_cli_matches_the_head_to_head(tmp_path):
     # A's match in a paired run is the two-agent evaluation of A against C (same seeds: pair 0)
     a, b = tmp_path / "a.json", tmp_path / "b.json"
@@ -154,6 +156,7 @@ def test_batched_bradley_terry_matches_the_point_fit():
     np.testing.assert_allclose(boot, np.tile(point, (50, 1)), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_round_robin_ratings_carry_seeded_intervals(tmp_path):
     out1, out2 = tmp_path / "1.json", tmp_path / "2.json"
     args = ["--agents", "greedy", "simple", "random", "--hands", "200", "--seed", "1", "--no-progress",
@@ -182,6 +185,7 @@ def test_rating_anchor_is_the_last_agent_without_random():
 
 # -------------------------------------------------------------------------- pictures
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_plot_draws_a_round_robin(tmp_path, suffix):
     pytest.importorskip("matplotlib")

@@ -79,6 +79,7 @@ def knock_hand():
     pytest.fail("no seed in 0..39 ends its hand with a knock")
 
 
+@pytest.mark.slow
 def test_scripted_hand_subprocess(knock_hand):
     seed, ours, info = knock_hand
     script = "".join(human_table.command_for(a) + "\n" for _, _, a in ours)

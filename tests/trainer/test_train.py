@@ -218,6 +218,7 @@ def test_resume_allows_only_the_overridable_keys(tmp_path):
     assert (config["num_envs"], config["learning_rate"], config["log_every"], config["total_timesteps"]) == (8, 1e-3, 5, 1024)
 
 
+@pytest.mark.slow
 def test_cli_reports_unknown_keys_without_a_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "train.py"), "--set", "learning_rat=0.1"],

@@ -29,7 +29,7 @@ from okgin_env.game.melds import deadwood_after_discard
 CHROMIUM = os.environ.get("OKGIN_CHROMIUM", "/usr/bin/chromium")
 if not os.path.exists(CHROMIUM) and shutil.which("chromium"):
     CHROMIUM = shutil.which("chromium")
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.browser, pytest.mark.slow,  # a real browser: seconds a test
               pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                  reason=f"no chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)")]
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[dev]')")
