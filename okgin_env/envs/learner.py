@@ -47,16 +47,24 @@ class Shaping:
         self.phi[rows] = potential(observations, self.coef, self.scale)
         self.started[rows] = True
 
-    def advance(self, observations: np.ndarray | None, done: Any, rows: Any = slice(None)) -> np.ndarray:
+    def advance(self, observations: np.ndarray | None, done: Any, rows: Any = slice(None),
+                restart: bool = False) -> np.ndarray:
         """phi(s') - phi(s) of the learners ``rows`` now at decisions with ``observations`` (phi(s') = 0
-        where ``done``; ``observations`` may be None when all are done); s' becomes their last decision."""
+        where ``done``; ``observations`` may be None when all are done); s' becomes their last decision.
+        ``restart``: where ``done``, ``observations`` already show the next episode's first decision
+        (an autoreset env), which becomes the last decision (as ``start`` would make it)."""
         if observations is None:
-            phi = np.zeros_like(self.phi[rows])
+            now = phi = np.zeros_like(self.phi[rows])
         else:
-            phi = np.where(done, 0.0, potential(observations, self.coef, self.scale).astype(np.float64))
+            now = potential(observations, self.coef, self.scale).astype(np.float64)
+            phi = np.where(done, 0.0, now)
         term = np.where(self.started[rows], phi - self.phi[rows], 0.0)
-        self.phi[rows] = phi
-        self.started[rows] = ~np.broadcast_to(done, np.shape(phi))
+        if restart:
+            self.phi[rows] = now
+            self.started[rows] = True
+        else:
+            self.phi[rows] = phi
+            self.started[rows] = ~np.broadcast_to(done, np.shape(phi))
         return term
 
 

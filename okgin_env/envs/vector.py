@@ -315,9 +315,7 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         if any_illegal:
             reward[illegal] += ILLEGAL_REWARD
         if self._shaping:  # phi(s') - phi(s); phi = 0 after the end, and a new episode starts at its s_0
-            reward += self._shaping.advance(self._obs, done)
-            if done.any():
-                self._shaping.start(self._obs[done], done)
+            reward += self._shaping.advance(self._obs, done, restart=True)
         if not done.any():
             info = self._info(self._all, self._step_log.info(self._all))
         else:
