@@ -267,14 +267,19 @@ def check_value(key: str, value, tp, read_from: str = ""):
 
 
 # ----------------------------------------------------------------------- checking
+def _named_rules(name: str) -> dict:
+    """The options of the rule set called ``name`` (``eaai``); else a ValueError naming the sets."""
+    try:
+        return Rules.named(name).to_dict()
+    except ValueError as e:
+        raise ValueError(f"config key 'rules': {e}") from None
+
+
 def args_from_dict(d: dict) -> Args:
     """Build ``Args`` from a mapping of config keys; unknown keys and bad values raise a one-line ValueError."""
     hints = typing.get_type_hints(Args)
     if isinstance(d.get("rules"), str):  # a rule set's name ("rules: eaai") stands for its options
-        try:
-            d = {**d, "rules": Rules.named(d["rules"]).to_dict()}
-        except ValueError as e:
-            raise ValueError(f"config key 'rules': {e}") from None
+        d = {**d, "rules": _named_rules(d["rules"])}
     unknown = sorted(map(str, set(d) - set(hints)))
     if unknown:
         named = ", ".join(k + did_you_mean(k, hints) for k in unknown)
@@ -417,6 +422,8 @@ def parse_overrides(items: list[str]) -> dict:
             value = yaml.safe_load(text) if text else ""
         except yaml.YAMLError as e:
             raise ValueError(f"--set {key}: cannot parse {text!r}: {' '.join(str(e).split())}") from None
+        if key == "rules" and isinstance(value, str) and value:  # a rule set's name, as in a config file
+            value = _named_rules(value)
         if key in hints:  # unknown keys are reported together (with suggestions) by args_from_dict
             value = check_value(key, value, hints[key], read_from=text)
         overrides[key] = value

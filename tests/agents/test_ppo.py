@@ -259,6 +259,10 @@ def test_set_overrides_and_help_lists_every_key(capsys, tmp_path):
     assert (args.num_envs, args.hidden_sizes, args.opponent_mix, args.seed, resume) == (4, [16], {"self": 1.0}, 7, None)
     args, _ = train.parse_cli(["--config", str(cfg), "--set", "learning_rate=3e-4"])  # YAML 1.1 reads this as text
     assert args.learning_rate == 3e-4
+    args, _ = train.parse_cli(["--config", str(cfg), "--set", "rules=eaai"])  # a rule set's name, as in a file
+    assert args.rules == Rules.eaai().to_dict()
+    with pytest.raises(ValueError, match="unknown rule set 'eaia'; rule sets: oklahoma, eaai"):
+        train.parse_cli(["--config", str(cfg), "--set", "rules=eaia"])
     with pytest.raises(ValueError, match="must look like key=value"):
         train.parse_cli(["--config", str(cfg), "--set", "num_envs"])
     with pytest.raises(SystemExit):
