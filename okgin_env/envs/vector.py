@@ -66,6 +66,7 @@ or one per game.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -156,6 +157,43 @@ class EndedHands:
                 "_net_points": rows, "hands": self.count.copy() if copy else self.count, "_hands": rows}
 
 
+@dataclass
+class GameArrays:
+    """The vector env's per-game arrays, allocated once and written in place (never rebound: the
+    kernels' records point at them)."""
+
+    rows: np.ndarray  #: 0..n-1
+    all: np.ndarray  #: every game (a mask of ones)
+    seat: np.ndarray  #: the learner's seat in each game
+    pending: np.ndarray  #: reward of hands the opponent ended before the learner's first decision
+    skipped: np.ndarray  #: hands skipped at a reset (ended before the learner moved)
+    terminal_mask: np.ndarray  #: final_info's masks: TERMINAL_ACTION only
+    # scratch of the fused rounds (okgin_env.envs.vector_kernels): games whose view is to be written,
+    # the opponent's packed games, the core's per-move outputs
+    changed: np.ndarray
+    ended_idx: np.ndarray
+    real_idx: np.ndarray
+    skip: np.ndarray
+    opp_idx: np.ndarray
+    actions: np.ndarray
+    move: np.ndarray
+    scratch_obs: np.ndarray  #: one observation row
+    zero_obs: np.ndarray  #: n zero observations (read-only, a broadcast: no memory)
+    no_illegal: np.ndarray  #: an empty selection
+
+    @classmethod
+    def allocate(cls, n: int) -> "GameArrays":
+        terminal_mask = np.zeros((n, NUM_ACTIONS), bool)
+        terminal_mask[:, TERMINAL_ACTION] = True
+        return cls(rows=np.arange(n), all=np.ones(n, bool), seat=np.zeros(n, np.int8),
+                   pending=np.zeros(n, np.float64), skipped=np.zeros(n, np.int32), terminal_mask=terminal_mask,
+                   changed=np.zeros(n, bool), ended_idx=np.zeros(n, np.int64), real_idx=np.zeros(n, np.int64),
+                   skip=np.zeros(n, bool), opp_idx=np.zeros(n, np.int64), actions=np.zeros(n, np.int64),
+                   move=np.zeros(n, bool), scratch_obs=np.zeros((1, OBS_SIZE), np.float32),
+                   zero_obs=np.broadcast_to(np.zeros(OBS_SIZE, np.float32), (n, OBS_SIZE)),
+                   no_illegal=np.zeros(0, bool))
+
+
 class OkginVectorEnv(gymnasium.vector.VectorEnv):
     """N games of the learner against ``opponent`` (see the module docstring)."""
 
@@ -187,38 +225,20 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         self._present = Presenter(self.config)
         self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, n)
         self._terminate = self.config.illegal_action == "terminate"
-        # per-game state, allocated once. _obs/_mask: the learner's views as returned by the last
-        # step (new arrays each step); the core's own mask follows every move.
-        self._rows = np.arange(n)
-        self._all = np.ones(n, bool)
-        self._seat = np.zeros(n, np.int8)
+        # the learner's views as returned by the last step (new arrays each step); the core's own mask
+        # follows every move
         self._obs = np.zeros((n, OBS_SIZE), np.float32)
         self._mask = np.zeros((n, NUM_ACTIONS), bool)
-        self._pending = np.zeros(n, np.float64)  # reward of hands the opponent ended before the learner's first decision
         self._step_log, self._reset_log = EndedHands(n), EndedHands(n)
-        self._skipped = np.zeros(n, np.int32)
-        self._terminal_mask = np.zeros((n, NUM_ACTIONS), bool)  # final_info's masks: TERMINAL_ACTION only
-        self._terminal_mask[:, TERMINAL_ACTION] = True
-        # scratch of the fused rounds (okgin_env.envs.vector_kernels): games whose view is to be written,
-        # the opponent's packed games, the core's per-move outputs (rewards, flags, next dealer, ended)
         self._core = self.game.kernel_core
-        self._changed = np.zeros(n, bool)
-        self._ended_idx = np.zeros(n, np.int64)
-        self._real_idx = np.zeros(n, np.int64)
-        self._skip = np.zeros(n, bool)
-        self._scratch_obs = np.zeros((1, OBS_SIZE), np.float32)
-        self._zero_obs = np.broadcast_to(np.zeros(OBS_SIZE, np.float32), (n, OBS_SIZE))  # read-only, no memory
-        self._no_illegal = np.zeros(0, bool)
-        self._opp_idx = np.zeros(n, np.int64)
-        self._actions = np.zeros(n, np.int64)
-        self._move = np.zeros(n, bool)
+        self._a = GameArrays.allocate(n)
         self._game_episode = self.config.episode == "game"
         # the kernels' records of the arrays above (okgin_env.envs.vector_kernels), as plain tuples; the
         # arrays are written in place, never rebound
+        a = self._a
         self._env_arrays = plain(EnvArrays(
-            seat=self._seat, pending=self._pending, changed=self._changed, actions=self._actions, move=self._move,
-            mask=self.game.mask_buffer, opp_idx=self._opp_idx, ended_idx=self._ended_idx, real_idx=self._real_idx,
-            skip=self._skip))
+            seat=a.seat, pending=a.pending, changed=a.changed, actions=a.actions, move=a.move, mask=self.game.mask_buffer,
+            opp_idx=a.opp_idx, ended_idx=a.ended_idx, real_idx=a.real_idx, skip=a.skip))
         self._booking = plain(Booking(rule=reward_rule(self.config), step_log=self._step_log.arrays(), reset_log=self._reset_log.arrays()))
         self._ref = env_ref(self._core, self._env_arrays, self._booking)  # all three behind one pointer (core_ref)
         self._ready = False
@@ -252,15 +272,15 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"reset options: {e}") from None
         self._obs = out.observation  # the views below rewrite the learner's rows
         clear_logs_with_ref(self._ref)  # self._step_log.clear(), self._reset_log.clear() in one call
-        self._new_seats(self._rows)
-        self._pending[:] = 0.0
-        self._skipped[:] = 0
-        self._changed[:] = True
-        self._settle(np.zeros(self.num_envs), self._all.copy(), 0, None)
+        self._new_seats(self._a.rows)
+        self._a.pending[:] = 0.0
+        self._a.skipped[:] = 0
+        self._a.changed[:] = True
+        self._settle(np.zeros(self.num_envs), self._a.all.copy(), 0, None)
         if self._shaping:
             self._shaping.start(self._obs)
         self._ready = True
-        return self._observation(), self._info(self._all, self._reset_log.info(self._all))
+        return self._observation(), self._info(self._a.all, self._reset_log.info(self._a.all))
 
     def _reset_options(self, options: dict[str, Any] | None) -> tuple[Any, Any]:
         if not options:
@@ -277,8 +297,8 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             seats = self.np_random.integers(2, size=len(games))
         else:
             seats = self.seat_option
-        self._seat[games] = seats
-        self._skipped[games] = 0
+        self._a.seat[games] = seats
+        self._a.skipped[games] = 0
 
     # -------------------------------------------------------------------- step
     def step(self, actions: Any):
@@ -307,9 +327,9 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             idx = np.flatnonzero(~illegal)
             over = self._advance(idx, a[idx], reward, fresh)
         else:
-            over = self._advance(self._rows, a, reward, fresh)
-        reward += self._pending
-        self._pending[:] = 0.0
+            over = self._advance(self._a.rows, a, reward, fresh)
+        reward += self._a.pending
+        self._a.pending[:] = 0.0
         done, terminated, truncated, final_obs, final_seat = self._settle(reward, fresh, over,
                                                                           illegal if any_illegal else None)
         if any_illegal:
@@ -317,18 +337,18 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
         if self._shaping:  # phi(s') - phi(s); phi = 0 after the end, and a new episode starts at its s_0
             reward += self._shaping.advance(self._obs, done, restart=True)
         if not done.any():
-            info = self._info(self._all, self._step_log.info(self._all))
+            info = self._info(self._a.all, self._step_log.info(self._a.all))
         else:
             # hands that ended without ending their episode (game episodes) stay at the top level
             # hands that ended a new episode's first moves (rare) are in the reset log, for the done games
-            hands = EndedHands.merged(self._step_log, self._reset_log, done).info(self._all, copy=False) \
+            hands = EndedHands.merged(self._step_log, self._reset_log, done).info(self._a.all, copy=False) \
                 if self._reset_log.count.any() else self._step_log.info(~done)
             info = self._info(done, hands)
-            final_info = {"action_mask": self._terminal_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
+            final_info = {"action_mask": self._a.terminal_mask, "_action_mask": done, "seat": final_seat, "_seat": done,
                           "illegal_action": illegal, "_illegal_action": done, **self._step_log.info(done)}
             info.update({"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done})
         info["illegal_action"] = illegal
-        info["_illegal_action"] = self._all
+        info["_illegal_action"] = self._a.all
         return self._observation(), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
@@ -354,25 +374,25 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             if over or illegal is not None:
                 final_views = np.empty((n, OBS_SIZE), np.float32)
                 n_ended, n_real, n_skip = close_episodes_with_ref(
-                    self._ref, step, self._no_illegal if illegal is None else illegal,
+                    self._ref, step, self._a.no_illegal if illegal is None else illegal,
                     plain(ends), final_views)
                 if n_real:
                     if final_obs is None:
                         final_obs = np.empty(n, dtype=object)  # numpy fills it with None
-                        final_seat = self._seat.copy()
-                    self._record_final_obs(final_obs, self._real_idx[:n_real], final_views)
+                        final_seat = self._a.seat.copy()
+                    self._record_final_obs(final_obs, self._a.real_idx[:n_real], final_views)
                 if n_skip:  # new episodes the opponent ended before the learner's first decision
-                    skip = self._skip
-                    self._skipped += skip
-                    if self._skipped[skip].max() >= MAX_RESET_TRIES:
-                        g = int(np.flatnonzero(skip)[np.argmax(self._skipped[skip])])
+                    skip = self._a.skip
+                    self._a.skipped += skip
+                    if self._a.skipped[skip].max() >= MAX_RESET_TRIES:
+                        g = int(np.flatnonzero(skip)[np.argmax(self._a.skipped[skip])])
                         raise RuntimeError(f"the opponent ended {MAX_RESET_TRIES} episodes in a row in game {g} "
                                            "before the learner could act")
-                    self._pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
+                    self._a.pending[skip] = 0.0  # a skipped episode pays nothing and reports nothing
                     self._reset_log.clear(skip)
-                self.game.deal_new_episodes(self._ended_idx[:n_ended])
+                self.game.deal_new_episodes(self._a.ended_idx[:n_ended])
                 if n_real:
-                    self._new_seats(self._real_idx[:n_real])
+                    self._new_seats(self._a.real_idx[:n_real])
                 illegal = None
                 k = -1
             if k < 0:  # the views of the games that changed (a round writes them itself when no episode ended)
@@ -381,14 +401,14 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
             if k == 0:
                 self._mask = self.game.mask_buffer.copy()
                 return done, terminated, truncated, final_obs, final_seat
-            given = opp_obs[:k] if self._opp_observes else self._zero_obs[:k]
-            over, k, opp_obs, opp_mask = self._opponent_round(given, opp_mask[:k], self._opp_idx[:k], reward, fresh)
+            given = opp_obs[:k] if self._opp_observes else self._a.zero_obs[:k]
+            over, k, opp_obs, opp_mask = self._opponent_round(given, opp_mask[:k], self._a.opp_idx[:k], reward, fresh)
 
     def _opponent_buffers(self) -> tuple[np.ndarray, np.ndarray]:
         """New arrays for the opponent's packed views, which it may keep (an opponent that reads only
         masks gets zeros: writing views nobody reads costs a tenth of a step)."""
         n = self.num_envs
-        obs = np.empty((n, OBS_SIZE), np.float32) if self._opp_observes else self._scratch_obs
+        obs = np.empty((n, OBS_SIZE), np.float32) if self._opp_observes else self._a.scratch_obs
         return obs, np.empty((n, NUM_ACTIONS), bool)
 
     def _opponent_round(self, obs: np.ndarray, masks: np.ndarray, idx: np.ndarray, reward: np.ndarray,
@@ -421,18 +441,18 @@ class OkginVectorEnv(gymnasium.vector.VectorEnv):
     def _record_final_obs(self, final: np.ndarray, games: np.ndarray, views: np.ndarray) -> None:
         """The learner's view of each ended episode's last state (``views[j]`` for game ``games[j]``)
         into the object array ``final`` (Gymnasium's final_obs is one object per game)."""
-        views = self._present.batch(views[:len(games)], self._terminal_mask[games])  # one batched call
+        views = self._present.batch(views[:len(games)], self._a.terminal_mask[games])  # one batched call
         for j, i in enumerate(games.tolist()):
             final[i] = {key: v[j] for key, v in views.items()} if isinstance(views, dict) else views[j]
 
     def _info(self, games: np.ndarray, hands: dict[str, Any]) -> dict[str, Any]:
         """Infos: masks, seats, ``hands`` (hand-result entries), episodes skipped in ``games``."""
-        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": self._all,
-                                "seat": self._seat.copy(), "_seat": self._all}
+        info: dict[str, Any] = {"action_mask": self._mask, "_action_mask": self._a.all,
+                                "seat": self._a.seat.copy(), "_seat": self._a.all}
         info.update(hands)
-        skipped = games & (self._skipped > 0)
+        skipped = games & (self._a.skipped > 0)
         if skipped.any():
-            info["skipped_episodes"] = self._skipped.copy()
+            info["skipped_episodes"] = self._a.skipped.copy()
             info["_skipped_episodes"] = skipped
         return info
 
