@@ -51,6 +51,13 @@ def _env_ref_fields(ref):
 
 def env_ref(core: tuple, env: tuple, book: tuple) -> EnvRef:
     """An ``EnvRef`` over the plain records (no copies: the arrays are shared)."""
+    return _new_env_ref(core, env, book)
+
+
+@kernel
+def _new_env_ref(core, env, book):
+    # a kernel, cached on disk, rather than the proxy's constructor, which numba compiles anew in
+    # every process (seconds for these ~100 array types): see game.handle.core_ref
     return EnvRef(core, env, book)
 
 

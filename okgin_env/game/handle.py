@@ -45,6 +45,15 @@ def _core_ref_fields(ref):
 
 def core_ref(core: tuple, mask: np.ndarray) -> CoreRef:
     """A ``CoreRef`` over ``core`` (``records.plain(VectorGame.core)``) and ``mask`` (no copies)."""
+    return _new_core_ref(core, mask)
+
+
+@kernel
+def _new_core_ref(core, mask):
+    # Made in a kernel, not by ``CoreRef(core, mask)`` from Python: the proxy's own constructor is a
+    # jit function numba never caches, so every process compiled it for the records' ~50 array types
+    # when it made its first VectorGame (1.3-1.9 s of CPU, 2026-12-03; an evaluate.py run of 100,000
+    # hands lasts about 6 s). A kernel's compiled code comes from the disk cache.
     return CoreRef(core, mask)
 
 
