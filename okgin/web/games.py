@@ -27,20 +27,17 @@ from okgin.human_table import (
     check_log,
     command_for,
     illegal_reason,
-    move_words,
     opponent_seed,
     parse_command,
     plain_name,
 )
 from okgin.web.errors import Conflict, Invalid, NotFound
-from okgin.web.results import RESULTS_FORMAT, RESULTS_VERSION
-from okgin.web.views import PHASE_PROMPT, card_json, frame_json, hand_json, legal_json, player_or_none, result_json
+from okgin.web.results import results_line
+from okgin.web.views import frame_json, result_json, turn_json
 from okgin_env.agent_specs import for_rules
-from okgin_env.game.actions import DRAW_STOCK, NUM_ACTIONS
-from okgin_env.game.cards import NUM_CARDS, card_pretty, card_text, cards_of
-from okgin_env.game.core import Phase
+from okgin_env.game.actions import NUM_ACTIONS
+from okgin_env.game.cards import card_text
 from okgin_env.game.rules import Rules
-from okgin_env.render.text import knock_limit_words, pile_top
 
 NEXT_WORDS = ("", "n", "next", "next hand", "enter")  #: commands that deal on after a showdown
 MAX_REPLAY_MOVES = 10_000  #: moves a replayed log may hold (a human game to 100 has a few hundred)
@@ -194,7 +191,7 @@ class HumanGame:
         elif self.pending is not None:
             v.update(self._showdown_view(game_id))
         else:
-            v.update(self._turn_view())
+            v.update(turn_json(self.table))
         return v
 
     def _showdown_view(self, game_id: str) -> dict[str, Any]:
@@ -209,49 +206,9 @@ class HumanGame:
             v["next"] = {"command": "next", "label": "Next hand"}
         return v
 
-    def _turn_view(self) -> dict[str, Any]:
-        t = self.table
-        s = t.state
-        names = t.names
-        phase = Phase(int(s.phase[0]))
-        top = pile_top(s)
-        taken = int(s.taken_card[0])
-        mine = t.last[HUMAN]
-        drawn = None
-        if mine is not None and mine.action == DRAW_STOCK and phase == Phase.DISCARD and t.current == HUMAN:
-            drawn = card_json(t.drawn[HUMAN])
-        last = {names[p]: move_words(t.last[p], t.drawn[p], False, reveal=p == HUMAN)
-                for p in (0, 1) if t.last[p] is not None}
-        return dict(
-            status="your_turn", hand_no=t.hand_no, dealer=names[int(s.dealer[0])],
-            you_deal=int(s.dealer[0]) == HUMAN, phase=phase.name.lower(),
-            prompt=PHASE_PROMPT[phase].format(top=card_pretty(top) if top >= 0 else "top discard", opp=names[1]),
-            hand=hand_json(cards_of(s.hands[0, HUMAN])), drawn=drawn,
-            taken=card_json(taken) if (taken >= 0 and not t.rules.discard_taken_card) else None,
-            pile_top=card_json(top) if top >= 0 else None, pile_size=int(s.pile_size[0]),
-            stock=NUM_CARDS - int(s.stock_next[0]), opponent_cards=int(s.hands[0, 1 - HUMAN].sum()),
-            knock_limit=int(s.knock_limit[0]), knock_limit_text=knock_limit_words(s, t.rules, 0),
-            scores=[int(x) for x in s.scores[0]], last=last, legal=legal_json(t.mask, s),
-        )
-
     def record(self) -> dict[str, Any]:
-        """The results-file line of this game (the human is player 0); ``abandoned`` games are marked so."""
-        t = self.table
-        hands = [{"points": r["points"], "winner": player_or_none(r["winner"]), "knocker": player_or_none(r["knocker"]),
-                  "gin": r["gin"], "undercut": r["undercut"], "void": r["void"]}
-                 for r in (h["result"] for h in t.log_hands) if r is not None]
-        final = next((h["result"] for h in reversed(t.log_hands) if h["result"]), None)
-        s = self.setup
-        done = t.finished and final is not None
-        return {
-            "format": RESULTS_FORMAT, "version": RESULTS_VERSION,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(time.time() - self.started, 1),
-            "opponent": s.bot, "spec": s.spec, "rules": s.rules.to_dict(),
-            "episode": t.episode, "seed": s.seed, "moves": t.moves, "hands": hands,
-            "abandoned": self.abandoned,
-            "final_scores": final["scores"] if done else None,
-            "winner": player_or_none(final["winner"] if s.hand_only else final["game_winner"]) if done else None,
-        }
+        """The results-file line of this game (``okgin.web.results.results_line``)."""
+        return results_line(self.table, self.setup, self.abandoned, self.started)
 
 
 # ----------------------------------------------------------------------------- watching

@@ -12,12 +12,34 @@ import json
 import logging
 import os
 import threading
+import time
+from typing import Any
 
-from okgin.human_table import UsageError
+from okgin.human_table import Table, UsageError
+from okgin.web.views import player_or_none
 
 RESULTS_FORMAT = "okgin-human-results"
 RESULTS_VERSION = 1
 log = logging.getLogger("okgin.web")
+
+
+def results_line(t: Table, setup: Any, abandoned: bool, started: float) -> dict[str, Any]:
+    """The results-file line of a person's game at ``t`` (the human is player 0; ``setup``: its
+    ``okgin.web.games.GameSetup``); an ``abandoned`` game is marked so."""
+    hands = [{"points": r["points"], "winner": player_or_none(r["winner"]), "knocker": player_or_none(r["knocker"]),
+              "gin": r["gin"], "undercut": r["undercut"], "void": r["void"]}
+             for r in (h["result"] for h in t.log_hands) if r is not None]
+    final = next((h["result"] for h in reversed(t.log_hands) if h["result"]), None)
+    done = t.finished and final is not None
+    return {
+        "format": RESULTS_FORMAT, "version": RESULTS_VERSION,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": round(time.time() - started, 1),
+        "opponent": setup.bot, "spec": setup.spec, "rules": setup.rules.to_dict(),
+        "episode": t.episode, "seed": setup.seed, "moves": t.moves, "hands": hands,
+        "abandoned": abandoned,
+        "final_scores": final["scores"] if done else None,
+        "winner": player_or_none(final["winner"] if setup.hand_only else final["game_winner"]) if done else None,
+    }
 
 
 class ResultsFile:

@@ -10,8 +10,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from okgin.human_table import Table, command_for, move_words
+from okgin.human_table import HUMAN, Table, command_for, move_words
 from okgin_env.game.actions import KNOCK, action_parts
+from okgin_env.game.actions import DRAW_STOCK
 from okgin_env.game.cards import CARD_POINTS, NUM_CARDS, card_pretty, card_text, cards_of, parse_card, sort_cards
 from okgin_env.game.core import Phase
 from okgin_env.game.melds import deadwood_after_discard
@@ -147,3 +148,30 @@ def frame_json(t: Table, mover: int | None, result: dict | None) -> dict[str, An
         "scores": result["scores"] if result else [int(x) for x in s.scores[0]],
         "move": move, "result": result, "finished": t.finished,
     }
+
+
+def turn_json(t: Table) -> dict[str, Any]:
+    """The person's view of their turn (player 0, ``HUMAN``): their hand, the pile, the stock's size,
+    the opponent's card count, the knock limit, the scores, both players' last moves, the legal moves."""
+    s = t.state
+    names = t.names
+    phase = Phase(int(s.phase[0]))
+    top = pile_top(s)
+    taken = int(s.taken_card[0])
+    mine = t.last[HUMAN]
+    drawn = None
+    if mine is not None and mine.action == DRAW_STOCK and phase == Phase.DISCARD and t.current == HUMAN:
+        drawn = card_json(t.drawn[HUMAN])
+    last = {names[p]: move_words(t.last[p], t.drawn[p], False, reveal=p == HUMAN)
+            for p in (0, 1) if t.last[p] is not None}
+    return dict(
+        status="your_turn", hand_no=t.hand_no, dealer=names[int(s.dealer[0])],
+        you_deal=int(s.dealer[0]) == HUMAN, phase=phase.name.lower(),
+        prompt=PHASE_PROMPT[phase].format(top=card_pretty(top) if top >= 0 else "top discard", opp=names[1]),
+        hand=hand_json(cards_of(s.hands[0, HUMAN])), drawn=drawn,
+        taken=card_json(taken) if (taken >= 0 and not t.rules.discard_taken_card) else None,
+        pile_top=card_json(top) if top >= 0 else None, pile_size=int(s.pile_size[0]),
+        stock=NUM_CARDS - int(s.stock_next[0]), opponent_cards=int(s.hands[0, 1 - HUMAN].sum()),
+        knock_limit=int(s.knock_limit[0]), knock_limit_text=knock_limit_words(s, t.rules, 0),
+        scores=[int(x) for x in s.scores[0]], last=last, legal=legal_json(t.mask, s),
+    )
