@@ -90,6 +90,7 @@ def test_the_protocol_knows_a_standard_card():
 
 
 # ------------------------------------------------------------------- the card
+@pytest.mark.slow  # two cards of 16 hands against each anchor under both rule sets: ~15 s
 def test_a_card_is_played_printed_and_written(tmp_path, test_scale, capsys):
     out = tmp_path / "cards" / "greedy"
     c = card.main(["greedy", "--hands", "16", "--games", "4", "--scale", str(test_scale), "--out", str(out),
@@ -150,3 +151,36 @@ def test_an_interrupted_card_writes_nothing(tmp_path, test_scale, monkeypatch):
 
 def test_safe_names():
     assert card.safe_name(SHIPPED) == "ppo_okgin_ppo" and card.safe_name("mybots:My Bot") == "mybots_My_Bot"
+
+
+# ------------------------------------------------------------------- cards side by side
+def _card(agent: str, eaai_games: float, rating: float) -> dict:
+    return {"format": "okgin-benchmark-card", "agent": agent, "standard": True, "rule_sets": {
+        "eaai": {"games": {"win_rate": eaai_games, "win_rate_ci": [eaai_games - 0.02, eaai_games + 0.02]},
+                 "rating": {"value": rating, "ci": [rating - 5, rating + 5]}}}}
+
+
+def test_cards_side_by_side_and_over_seeds(tmp_path, capsys):
+    from okgin.benchmark import report
+
+    cards = [_card("ppo:runs/b/10m_seed1/checkpoint.pt", 0.60, 400), _card("ppo:runs/b/10m_seed2/checkpoint.pt", 0.64, 410),
+             _card("ppo:runs/b/10m_seed3/checkpoint.pt", 0.62, 420), _card("expert", 0.7, 450)]
+    rows = report.table(cards)
+    assert rows[0] == ["agent", "EAAI: games won vs eaai_simple (%)", "rating (EAAI)"]
+    assert rows[-1] == ["`expert`", "70.0 [68.0, 72.0]", "450 [445, 455]"]
+    rows = report.table(cards, seeds=True)
+    # the mean over three seeds with a t interval (2 df: 4.303 standard errors), then each seed's value
+    half = 4.303 * 2.0 / np.sqrt(3)
+    assert rows[1] == ["`ppo:runs/b/10m_seed*/checkpoint.pt`", "3", f"62.0 [{62 - half:.1f}, {62 + half:.1f}] (60.0, 64.0, 62.0)",
+                       f"410 [{410 - 4.303 * 10 / np.sqrt(3):.0f}, {410 + 4.303 * 10 / np.sqrt(3):.0f}] (400, 410, 420)"]
+    assert rows[2][:2] == ["`expert`", "1"] and rows[2][2] == "70.0 (70.0)"
+    paths = []
+    for k, c in enumerate(cards):
+        paths.append(str(tmp_path / f"{k}.json"))
+        json.dump(c, open(paths[-1], "w"))
+    assert report.main([*paths, "--seeds", "--json", str(tmp_path / "t.json")]) == rows
+    assert json.loads((tmp_path / "t.json").read_text()) == rows
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(SystemExit):
+        report.main([str(tmp_path / "bad.json")])
+    assert "not an okgin-benchmark card" in capsys.readouterr().err
