@@ -8,7 +8,8 @@ random opponent, N=1024, the opponent's moves included; once as random is, readi
 and once given observations, as an opponent that reads them would be) with its ratio to raw
 ``VectorGame`` play at the same N in alternating rounds, the deadwood kernels' hands per second,
 and the AEC environment's decisions per second on one game beside OpenSpiel in alternating
-rounds, with the ratio AEC/OpenSpiel.
+rounds, with the ratio AEC/OpenSpiel: in bench.py's own loop and in the loop a user writes
+(``reset(seed=i)``, ``np.random.choice``).
 On a shared machine compare the multiples, not the rates: they move much less with the load.
 """
 
@@ -83,12 +84,17 @@ def bench_kernel(fn, hands: np.ndarray, seconds: float) -> float:
     return calls * len(hands) / (time.perf_counter() - start)
 
 
-def bench_aec(seconds: float, seed: int = 0) -> float | None:
+def bench_aec(seconds: float, seed: int = 0, user_loop: bool = False) -> float | None:
     """Decisions per second of random legal play through the PettingZoo AEC env ``env()``.
 
     The usual PettingZoo loop, each game (one hand) started anew: ``reset()``, then
     ``for agent in env.agent_iter(): obs, ... = env.last(); env.step(...)`` with a random legal
     action (``None`` for a finished agent). Only decisions are counted.
+
+    ``user_loop=True``: the loop exactly as a user writes it from PettingZoo's documentation, each
+    game seeded (``reset(seed=i)``, i = 0, 1, ...) and the action drawn by
+    ``np.random.choice(np.flatnonzero(obs["action_mask"]))`` (numpy's global generator, seeded
+    with ``seed`` here): an ``np.int64``, not an ``int``, and a draw that costs microseconds.
     """
     try:
         from okgin_env.envs.aec import env as make_env
@@ -97,6 +103,7 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
     e = make_env()
     rng = np.random.default_rng(seed)
     steps = 0
+    games = 0
 
     def game() -> None:
         nonlocal steps
@@ -110,6 +117,22 @@ def bench_aec(seconds: float, seed: int = 0) -> float | None:
                 e.step(int(legal[rng.integers(len(legal))]))
                 steps += 1
 
+    def seeded_game() -> None:  # the user's loop, line for line
+        nonlocal steps, games
+        e.reset(seed=games)
+        games += 1
+        for agent in e.agent_iter():
+            obs, rew, term, trunc, info = e.last()
+            if term or trunc:
+                action = None
+            else:
+                action = np.random.choice(np.flatnonzero(obs["action_mask"]))
+                steps += 1
+            e.step(action)
+
+    if user_loop:
+        np.random.seed(seed)
+        game = seeded_game
     for _ in range(20):  # warm-up (numba compile, caches)
         game()
     steps, start = 0, time.perf_counter()
@@ -209,13 +232,15 @@ def compare_one_game(seconds: float, rounds: int = 3) -> None:
     """The AEC env against OpenSpiel in alternating rounds (so all see the same load), OpenSpiel
     restarting each game both ways (see :func:`openspiel_random_play`); prints each one's best
     round and the median of the per-round ratios."""
-    aec, anchors = [], {"clone": [], "fresh": []}
+    aec, user, anchors = [], [], {"clone": [], "fresh": []}
     for _ in range(rounds):
         aec.append(bench_aec(seconds))
+        user.append(bench_aec(seconds, user_loop=True))
         for restart, rates in anchors.items():
             rates.append(openspiel_random_play(seconds, restart=restart))
     if aec[0] is not None:
         print(f"  PettingZoo AEC env (env(), agent_iter loop): {max(aec):12,.0f} decisions/s")
+        print(f"  PettingZoo AEC env, the user's loop (reset(seed=i), np.random.choice): {max(user):12,.0f} decisions/s")
     if anchors["clone"][0] is None:
         print("  OpenSpiel gin_rummy: skipped (pyspiel is not installed: pip install open_spiel)")
         return
@@ -223,9 +248,10 @@ def compare_one_game(seconds: float, rounds: int = 3) -> None:
         how = "new game = clone of an initial state" if restart == "clone" else "new game = new_initial_state()"
         print(f"  OpenSpiel gin_rummy (C++, oklahoma; {how}): {max(rates):12,.0f} decisions/s")
         if aec[0] is not None:
-            ratios = sorted(a / o for a, o in zip(aec, rates))
-            print(f"    ratio AEC env / OpenSpiel ({restart}): {ratios[len(ratios) // 2]:.2f}x (median of {rounds} "
-                  f"alternating rounds; range {ratios[0]:.2f}-{ratios[-1]:.2f})")
+            for what, mine in (("AEC env", aec), ("AEC env, user's loop", user)):
+                ratios = sorted(a / o for a, o in zip(mine, rates))
+                print(f"    ratio {what} / OpenSpiel ({restart}): {ratios[len(ratios) // 2]:.2f}x (median of {rounds} "
+                      f"alternating rounds; range {ratios[0]:.2f}-{ratios[-1]:.2f})")
 
 if __name__ == "__main__":
     main()
