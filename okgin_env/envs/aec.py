@@ -114,8 +114,8 @@ from okgin_env.features.hand_info import hand_info
 from okgin_env.game.actions import NUM_ACTIONS, check_action
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.constants import NUM_KNOCK_LIMITS, UPCARD_POS, Phase
-from okgin_env.game.core import StepOutput, VectorGame
-from okgin_env.game.observation import STOCK_SCALE, field_slices
+from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_SIZE, STOCK_SCALE, field_slices
 from okgin_env.game.rules import Rules
 from okgin_env.render.rgb import render_rgb as rgb_frame
 from okgin_env.render.text import (
@@ -129,6 +129,9 @@ from okgin_env.render.text import (
 
 AGENTS = ("player_0", "player_1")  #: agent i is core player id i
 _PLAYER = {a: p for p, a in enumerate(AGENTS)}  # agent name -> core player id
+#: the action types ``step`` plays without its checks' slow path when legal: Python's int and numpy's
+#: integer scalars (``np.random.choice`` over the legal actions gives an np.int64)
+_INT_TYPES = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64})
 
 
 # --------------------------------------------------------------------------- state
@@ -240,8 +243,12 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {a: _ActionSpace(NUM_ACTIONS) for a in AGENTS}
         self.state_space = state_box(self.rules)
         self._present = Presenter(self.config)  # always a dict here: PettingZoo's classic envs observe one
+        # the view's dict is built here for plain observations (Presenter.one's checks cost per step)
+        self._obs_key = None if self.config.features != "raw" else self._present.keys[0]
+        self._mask_key = self._present.keys[1]
         self._rule = reward_rule(self.config)
         self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, 2)  # per player
+        self._shaped = bool(self._shaping)
         self._act = np.zeros(1, np.int64)
         self._player = -1  # core player id to act, -1 when the episode is over
         self._mask = np.zeros(NUM_ACTIONS, bool)
@@ -276,8 +283,8 @@ class raw_env(AECEnv, EzPickle):
         self._last_hand = self._described = None
         self._hand_ended = False
         self._knock_limit = int(self.game.state.knock_limit[0])
-        self._new_turn(out, int(out.current_player[0]))
-        if self._shaping:
+        self._new_turn(out.observation[0], out.legal_action_mask[0], int(out.current_player[0]))
+        if self._shaped:
             self._shaping.clear()
             self._shape(self._player)  # the first decision: no reward
         if self.render_mode == "human":
@@ -289,18 +296,22 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action]:
-            self._play(action)  # the common case, without building an error message's context
+        if type(action) in _INT_TYPES and 0 <= action < NUM_ACTIONS and self._mask[action]:
+            self._play(int(action))  # the common case, without building an error message's context
         else:
             self._play(check_action(action, self._mask, agent))
 
     def _play(self, a: int) -> None:
         """Apply the legal action ``a`` of the agent to act."""
-        agent, player = self.agent_selection, self._player
+        agent, player, game = self.agent_selection, self._player, self.game
         if self.render_mode is not None:
-            self._last_actions[player] = record_action(self.game.state, 0, a)
+            self._last_actions[player] = record_action(game.state, 0, a)
         self._act[0] = a
-        out = self.game.step(self._act, checked=True)  # legal: checked by the caller; its buffers are read at once
+        # VectorGame.advance: step(checked=True) without the checks and the StepOutput, which cost more
+        # than the kernel at N = 1 (the action is legal: checked by the caller). A new array each step:
+        # an observation handed out is never written again.
+        obs = np.empty((1, OBS_SIZE), np.float32)
+        game.advance(self._act, obs)
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
@@ -308,12 +319,12 @@ class raw_env(AECEnv, EzPickle):
         info = self.infos[agent]
         if "hand_result" in info:
             del info["hand_result"]
-        self._hand_ended = bool(out.hand_over[0])
+        self._hand_ended = bool(game.core.out.hand_over[0])
         if self._hand_ended:
-            self._end_hand(out)
-        cur = int(out.current_player[0])
+            self._end_hand()
+        cur = int(game.state.current_player[0])
         if cur >= 0:
-            self._new_turn(out, cur)
+            self._new_turn(obs[0], game.mask_buffer[0].copy(), cur)
         else:  # the episode is over: the other agent steps None first, then this one
             self._player = -1
             self._mask = np.zeros(NUM_ACTIONS, bool)
@@ -321,30 +332,36 @@ class raw_env(AECEnv, EzPickle):
             for a_ in AGENTS:
                 self.infos[a_]["action_mask"] = _ZERO_MASK
             self.agent_selection = AGENTS[1 - player]
-        if self._shaping:
+        if self._shaped:
             self._shape(cur)
         if self._rewarded:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
-    def _new_turn(self, out: StepOutput, cur: int) -> None:
-        """The core says ``cur`` is to act: cache their observation and mask."""
+    def _new_turn(self, obs: np.ndarray, mask: np.ndarray, cur: int) -> None:
+        """The core says ``cur`` is to act, with the (OBS_SIZE,) view ``obs`` and the (107,) bool legal
+        actions ``mask`` (arrays of this turn's own): cache them."""
         self._player = cur
-        self._mask = out.legal_action_mask[0]
-        mask8 = self._mask.view(np.int8)
-        obs = out.observation[0]
-        plain, views = self._plain, self._views
-        plain[1 - cur] = views[1 - cur] = None  # the other agent's view is built when asked
+        self._mask = mask
+        mask8 = mask.view(np.int8)
+        other = 1 - cur
+        plain, views, infos = self._plain, self._views, self.infos
+        plain[other] = views[other] = None  # the other agent's view is built when asked
         plain[cur] = obs
-        views[cur] = self._present.one(obs, self._mask)
-        self.infos[AGENTS[cur]]["action_mask"] = mask8
-        self.infos[AGENTS[1 - cur]]["action_mask"] = _ZERO_MASK
+        if self._obs_key is None:
+            views[cur] = self._present.one(obs, mask)
+        else:  # Presenter.one's dict for plain observations, one mask array for the view and the info
+            views[cur] = {self._obs_key: obs, self._mask_key: mask8}
+        infos[AGENTS[cur]]["action_mask"] = mask8
+        infos[AGENTS[other]]["action_mask"] = _ZERO_MASK
         self.agent_selection = AGENTS[cur]
 
-    def _end_hand(self, out: StepOutput) -> None:
-        """Rewards, flags and infos of a hand that ended in this step (rare path)."""
-        info = hand_info(out.result, 0, knock_limit=self._knock_limit)
+    def _end_hand(self) -> None:
+        """Rewards, flags and infos of a hand that ended in this step (rare path), read from the
+        game's step outputs."""
+        out = self.game.core.out
+        info = hand_info(self.game.core.result, 0, knock_limit=self._knock_limit)
         self._last_hand, self._described = info, None
         self._knock_limit = int(self.game.state.knock_limit[0])  # the next hand's, in game episodes
         for a in AGENTS:
@@ -475,8 +492,8 @@ class OkginAECEnv(raw_env):
         if not self.agents:
             EnvLogger.warn_step_after_terminated_truncated()
             return
-        if type(action) is int and 0 <= action < NUM_ACTIONS and self._mask[action] and not self._illegal_ended:
-            self._play(action)  # the common case: a legal move of the agent to act
+        if type(action) in _INT_TYPES and 0 <= action < NUM_ACTIONS and self._mask[action] and not self._illegal_ended:
+            self._play(int(action))  # the common case: a legal move of the agent to act
             return
         agent = self.agent_selection
         dead = self.terminations[agent] or self.truncations[agent]

@@ -223,6 +223,16 @@ class VectorGame:
         return StepOutput(self.state.current_player.copy(), self._mask.copy(), obs, out.rewards, out.terminated,
                           out.truncated, out.hand_over, self.core.result)
 
+    def advance(self, actions: np.ndarray, observation: np.ndarray) -> None:
+        """``step(actions, observation=observation, checked=True)`` for a caller that checked the
+        actions and reads the step's outputs itself: no input checks and no ``StepOutput`` (they cost
+        more than a one-game step's kernel). ``actions``: (N,) int64 legal actions (unchecked: an
+        illegal one corrupts the game); ``observation``: a (N, OBS_SIZE) float32 C-contiguous array,
+        which receives the movers' views. The outputs are then in ``core.out`` (rewards, flags,
+        ``hand_over``), ``core.result``, ``state.current_player`` and ``mask_buffer``, written again
+        by the next step."""
+        self._advance(actions, self._move_all, True, observation)
+
     def _advance(self, a: np.ndarray, move: np.ndarray, every_row: bool, obs: np.ndarray) -> None:
         """Apply the (checked) int64 actions ``a`` in the games ``move`` (all of them: ``every_row``),
         writing the step's outputs (``core.out``, ``core.result``), the movers' views into ``obs``
