@@ -13,6 +13,7 @@ import pytest
 
 from okgin_env.game import rules
 from okgin_env.game.rules import (
+    EAAI_TURN_CAP,
     Choice,
     Either,
     Flag,
@@ -109,18 +110,19 @@ def test_the_rule_books_option_table_is_generated_from_the_declarations():
 
 
 def test_the_eaai_rule_set_by_name_everywhere_a_rule_set_is_read():
-    """``Rules.eaai()``: the EAAI framework's numbers, its showdown and no turn cap; the name works in
+    """``Rules.eaai()``: the EAAI framework's numbers, its showdown and a turn cap only endless hands reach; the
+    name works in
     ``Rules.named``, ``from_dict`` (configs) and first on a command line, where options may follow."""
     eaai = Rules.eaai()
     assert (eaai.knock_limit, eaai.gin_bonus, eaai.undercut_bonus, eaai.next_dealer, eaai.target_score) == \
         (10, 25, 25, "alternate", 100)
     assert (eaai.discard_taken_card, eaai.game_bonuses, eaai.spade_double) == (False, False, False)
-    assert (eaai.showdown, eaai.max_turns_per_hand) == ("eaai", None)
+    assert (eaai.showdown, eaai.max_turns_per_hand) == ("eaai", EAAI_TURN_CAP) and EAAI_TURN_CAP >= 1000
     assert Rules.named("EAAI") == Rules.from_dict("eaai") == Rules.from_strings(["eaai"]) == eaai
     assert Rules.named("oklahoma") == Rules()
     assert Rules.from_strings(["eaai", "target_score=50"]).target_score == 50
     assert Rules.from_strings(["max_turns_per_hand=none"]).max_turns_per_hand is None
-    assert rule_params(eaai, "game").max_turns_per_hand > 10**9  # the kernels never reach it
+    assert rule_params(Rules(max_turns_per_hand=None), "game").max_turns_per_hand > 10**9  # no cap: never reached
     with pytest.raises(ValueError, match="unknown rule set 'eaia'; rule sets: oklahoma, eaai"):
         Rules.named("eaia")
     with pytest.raises(ValueError, match="or, first, a rule set: oklahoma, eaai"):
