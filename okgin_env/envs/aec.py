@@ -132,6 +132,7 @@ _PLAYER = {a: p for p, a in enumerate(AGENTS)}  # agent name -> core player id
 #: the action types ``step`` plays without its checks' slow path when legal: Python's int and numpy's
 #: integer scalars (``np.random.choice`` over the legal actions gives an np.int64)
 _INT_TYPES = frozenset({int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64})
+_SEATS = (np.zeros(1, np.int64), np.ones(1, np.int64))  # VectorGame.observe_into's players, by core player id
 
 
 # --------------------------------------------------------------------------- state
@@ -392,7 +393,8 @@ class raw_env(AECEnv, EzPickle):
         p = _PLAYER[agent]
         view = self._views[p]
         if view is None:  # not the agent to act: its view without a mask, built once
-            view = self._present.one(self.game.observe(p)[0], _ZERO_MASK)
+            view = self._present.one(self.game.observe_into(_SEATS[p], np.empty((1, OBS_SIZE), np.float32))[0],
+                                     _ZERO_MASK)
             self._views[p] = view
         return view
 

@@ -36,16 +36,14 @@ import numpy as np
 from okgin_env.game.actions import NUM_ACTIONS, action_text
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.constants import Phase
-from okgin_env.game.handle import core_ref, deal_with_ref, observe_with_ref, step_with_ref
+from okgin_env.game.handle import clear_outputs_with_ref, core_ref, deal_with_ref, observe_with_ref, step_with_ref
 from okgin_env.game.inputs import dealers_of, decks_of, game_index, selection
 from okgin_env.game.jit import kernel
-from okgin_env.game.kernels import clear_outputs_kernel
 from okgin_env.game.observation import OBS_SIZE
 from okgin_env.game.records import (
     Core,
     GameState,
     HandResult,
-    ObserveRequest,
     StepArrays,
     plain,
 )
@@ -75,7 +73,6 @@ class StepOutput:
 
 
 _ORDERED_DECK = np.arange(NUM_CARDS, dtype=np.int8)[None]  #: (1, 52) the cards in index order
-_NO_SECOND = np.zeros(0, bool)  #: ObserveRequest.second when every row goes to the one views
 
 
 # ------------------------------------------------------------------------ the class
@@ -180,7 +177,7 @@ class VectorGame:
         else:
             dl = dealers_of(dealers, len(idx))
         self._new_games(idx, d, dl)
-        clear_outputs_kernel(self._core)
+        clear_outputs_with_ref(self._ref)
         out = self.core.out
         obs = self._view(self.state.current_player, write_mask=True, rows=None if games is None else idx,
                          out=observation)
@@ -233,6 +230,12 @@ class VectorGame:
         by the next step."""
         self._advance(actions, self._move_all, True, observation)
 
+    def observe_into(self, players: np.ndarray, observation: np.ndarray) -> np.ndarray:
+        """``observe(players)`` into the caller's (N, OBS_SIZE) float32 C-contiguous ``observation``
+        (returned), without the input checks: ``players`` a (N,) int64 array of 0s and 1s."""
+        self._observe(self._all, players, self._all, False, observation)
+        return observation
+
     def _advance(self, a: np.ndarray, move: np.ndarray, every_row: bool, obs: np.ndarray) -> None:
         """Apply the (checked) int64 actions ``a`` in the games ``move`` (all of them: ``every_row``),
         writing the step's outputs (``core.out``, ``core.result``), the movers' views into ``obs``
@@ -273,9 +276,8 @@ class VectorGame:
                  obs: np.ndarray) -> None:
         """``kernels.observe``: player players[j]'s view of game games[j] into obs[rows[j]]; with
         ``write_mask`` the movers' legal actions into the game's mask."""
-        ask = ObserveRequest(games.astype(np.int64, copy=False), players.astype(np.int64, copy=False),
-                             rows.astype(np.int64, copy=False), _NO_SECOND, write_mask)
-        observe_with_ref(self._ref, ask, obs)
+        observe_with_ref(self._ref, games.astype(np.int64, copy=False), players.astype(np.int64, copy=False),
+                         rows.astype(np.int64, copy=False), write_mask, obs)
 
     def _view(self, players: np.ndarray, write_mask: bool, rows: np.ndarray | None = None,
               out: np.ndarray | None = None) -> np.ndarray:

@@ -15,8 +15,8 @@ from numba import types
 from numba.experimental import structref
 
 from okgin_env.game.jit import kernel
-from okgin_env.game.kernels import deal_kernel, observe_kernel, step_kernel
-from okgin_env.game.records import Views
+from okgin_env.game.kernels import clear_outputs, deal_kernel, observe, step_kernel
+from okgin_env.game.records import ObserveRequest, Views, named_core
 
 
 @structref.register
@@ -60,7 +60,7 @@ def _new_core_ref(core, mask):
 @kernel
 def step_with_ref(ref, actions, move, obs, every_row, autoreset):
     """``kernels.step_kernel`` on the arrays behind ``ref``: (deals, over, observed)."""
-    return step_kernel(actions, move, ref.core, Views(obs, ref.mask), every_row, autoreset)
+    return step_kernel(actions, move, named_core(ref.core), Views(obs, ref.mask), every_row, autoreset)
 
 
 @kernel
@@ -70,7 +70,17 @@ def deal_with_ref(ref, idx, decks, dealers, new_episode):
 
 
 @kernel
-def observe_with_ref(ref, request, obs):
-    """``kernels.observe_kernel`` into ``obs`` and the mask behind ``ref`` (both views)."""
+def observe_with_ref(ref, games, players, rows, write_mask, obs):
+    """``kernels.observe`` of player players[j] in game games[j] into obs[rows[j]] and, with
+    ``write_mask``, the movers' legal actions into the mask behind ``ref``. The request's arrays
+    come one by one: numba checks a NamedTuple argument in Python, a microsecond per call."""
+    c = named_core(ref.core)
     views = Views(obs, ref.mask)
-    observe_kernel(ref.core, request, views, views)
+    observe(c.rules, c.state, ObserveRequest(games, players, rows, np.zeros(0, np.bool_), write_mask), views, views)
+
+
+@kernel
+def clear_outputs_with_ref(ref):
+    """``kernels.clear_outputs`` on the records behind ``ref`` (``VectorGame.reset``)."""
+    c = named_core(ref.core)
+    clear_outputs(c.result, c.out)
