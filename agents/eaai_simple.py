@@ -17,7 +17,7 @@ from okgin_env.game.observation import CANNOT_DISCARD, IS_DEALER
 from . import kernels as k
 from .base import Bot, check_batch
 
-WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room; one cache line)
+WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room)
 PAIR_WORDS = 21  #: one bit per unordered pair of two different cards: 52 * 51 / 2 = 1326 <= 21 * 64
 EMPTY = -1  #: key of a free record (a key is a 52-bit hand, never negative)
 MIN_SETS = 64
@@ -26,6 +26,28 @@ SET_CARDS = 0xedee563ffc71
 CARD_BITS = (1 << NUM_CARDS) - 1
 RECENT_CALLS = 8  #: a record written this few calls ago may still be in use (a game's own moves
 # come every two to four calls in lockstep play); the memory doubles, up to 16 sets a row, when one must go
+
+# The memory's table holds, for each set, four lines of WAYS words, one word per record in each: keys,
+# metas, data rows and stamps; finding a record and reading or writing what a decision needs touch
+# that block of memory only, and the ``data`` rows (the pair bits of long hands) seldom.
+# A record's slot is set * WAYS + way.
+KEY, META, ROW, STAMP = 0, 1, 2, 3  #: the fields (``_field``)
+FIELDS = 4
+SET_WORDS = FIELDS * WAYS
+# A meta word: the card taken from the pile this turn plus one (0: none) in bits 0-5; SPILLED; then
+# ENTRIES pairs played this hand, ENTRY_BITS each (a pair's bit number plus one; 0: empty). When they
+# are full, they and the next pair go to the record's row of ``data`` (zeroed when it first does).
+PILE_MASK = 0x3F
+SPILLED = 1 << 6  #: the record's row of ``data`` holds pairs too
+ENTRY0, ENTRY_BITS, ENTRIES = 7, 11, 5
+ENTRY_MASK = (1 << ENTRY_BITS) - 1
+# Beside the table, a filter word per set (8 bytes a set, which stay in cache where the table does
+# not): byte w is a hash byte of way w's key (0x80-0xFF; 0 when free), so that looking up a key that is
+# not there, as most of a discard's look-ups are, seldom reads the set's keys
+BYTE_MUL = 0x2545F4914F6CDD1D
+LOW_BYTES = 0x0101010101010101
+HIGH_BITS = 0x8080808080808080 - (1 << 64)  #: the top bit of each byte, as a signed 64-bit number
+NO_DISCARD = 1 << 30  #: above any deadwood (``_discard``)
 
 
 class EaaiSimpleAgent(Bot):
@@ -64,41 +86,50 @@ class EaaiSimpleAgent(Bot):
         self._alloc(MIN_SETS)
 
     def _alloc(self, sets: int) -> None:
-        # the ten cards kept (bits 0-51) and a tag of what is fixed during a hand (bits 52-62)
-        self.keys = np.full(sets * WAYS, EMPTY, np.int64)
-        self.stamp = np.zeros(sets * WAYS, np.int64)  # call number of the last write (the oldest goes)
-        # each slot owns one row of ``data`` (``row[slot]``; a record that moves to another slot swaps
-        # rows with it, so its data never moves): the card taken from the pile this turn (-1 none),
-        # then the bits of the {drawn, discarded} pairs played this hand
-        self.row = np.arange(sets * WAYS, dtype=np.int64)
-        self.data = np.zeros((sets * WAYS, 1 + PAIR_WORDS), np.int64)
+        table = np.empty((sets, FIELDS, WAYS), np.int64)
+        # the keys: the ten cards kept (bits 0-51) and a tag of what is fixed during a hand (bits 52-62)
+        table[:, KEY] = EMPTY
+        table[:, META] = 0
+        # each slot owns one row of ``data`` (a record that moves to another slot swaps rows with it,
+        # so its pair bits never move)
+        table[:, ROW] = np.arange(sets * WAYS).reshape(sets, WAYS)
+        table[:, STAMP] = 0  # the call number of the record's last write (a set's oldest record goes)
+        self.table = table.reshape(-1)
+        self.filter = np.zeros(sets, np.int64)
+        self.data = np.zeros((sets * WAYS, PAIR_WORDS), np.int64)
+
+    @property
+    def sets(self) -> int:
+        """Sets of the memory (a power of two)."""
+        return len(self.filter)
 
     def _grow(self, sets: int) -> None:
         """At least ``sets`` sets (a power of two), the records kept."""
-        if len(self.keys) // WAYS >= sets:
+        if self.sets >= sets:
             return
-        new = len(self.keys) // WAYS
+        new = self.sets
         while new < sets:
             new *= 2
-        old = (self.keys, self.stamp, self.row, self.data)
+        old = (self.table, self.filter, self.data)
         self._alloc(new)
-        _rehash(*old, self.keys, self.stamp, self.row, self.data)
+        _rehash(*old, self.table, self.filter, self.data)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs, mask = check_batch(observations, action_masks)
-        out = np.empty(len(obs), np.int64)
+        n = len(obs)
         # two sets (16 records) per row of the largest batch; a game holds one live record per seat, so
         # a set fills with records of ended hands, the oldest of which goes first. Should a record that
         # was in use lately have to go all the same (more games than rows, e.g. an opponent called on a
         # few of many games), the memory doubles.
-        self.rows = max(self.rows, len(obs))
-        self._grow(2 * self.rows)
+        if n > self.rows:
+            self.rows = n
+            self._grow(2 * n)
+        out = np.empty(n, np.int64)
         self.calls += 1
-        recent = np.zeros(1, np.int64)
-        eaai_simple_actions(obs, mask, self.rng.random(len(obs)), self.calls, self.keys, self.stamp, self.row,
-                            self.data, recent, out)
-        if recent[0] and len(self.keys) // WAYS < 16 * self.rows:
-            self._grow(2 * len(self.keys) // WAYS)
+        recent = eaai_simple_actions(obs, mask, self.rng.random(n), self.calls, self.table, self.filter, self.data,
+                                     out)
+        if recent and self.sets < 16 * self.rows:
+            self._grow(2 * self.sets)
         return out
 
 
@@ -117,64 +148,97 @@ def _set_of(key, sets):
 
 
 @kernel(inline="always")
-def _find(keys, key):
-    """The record of ``key``, -1 if there is none."""
-    base = _set_of(key, len(keys) // WAYS) * WAYS
+def _field(slot, field):
+    """Index in the table of a field of the record in ``slot``."""
+    return (slot // WAYS) * SET_WORDS + field * WAYS + slot % WAYS
+
+
+@kernel(inline="always")
+def _key_byte(key):
+    """A key's byte in its set's filter word: 0x80-0xFF, a hash of all its bits (0 marks a free way)."""
+    return (((key * BYTE_MUL) >> 56) & 0x7F) | 0x80
+
+
+@kernel
+def _find(table, filt, key):
+    """The slot of ``key``'s record, -1 if there is none."""
+    s = _set_of(key, len(filt))
+    x = filt[s] ^ (_key_byte(key) * LOW_BYTES)
+    if ((x - LOW_BYTES) & ~x & HIGH_BITS) == 0:  # no way's byte is the key's: it is not there
+        return -1
+    base = s * SET_WORDS + KEY * WAYS
     for w in range(WAYS):
-        if keys[base + w] == key:
-            return base + w
+        if table[base + w] == key:
+            return s * WAYS + w
     return -1
 
 
 @kernel
-def _find_drawn(keys, hand, tag, first):
-    """(record, drawn card) of the ten cards held before the draw, given the eleven held after it
-    (``hand``) and the card ``first`` to try first (-1 none); (-1, -1) if there is none."""
+def _find_drawn(table, filt, hand, tag, first):
+    """(slot, drawn card) of the record of the ten cards held before the draw, given the eleven held
+    after it (``hand``) and the card ``first`` to try first (-1 none); (-1, -1) if there is none."""
     if first >= 0:
-        slot = _find(keys, (hand ^ (1 << first)) | tag)
+        slot = _find(table, filt, (hand ^ (1 << first)) | tag)
         if slot >= 0:
             return slot, first
     # a card drawn outside SET_CARDS leaves the set in place: its record is in the set of the eleven
-    base = _set_of(hand | tag, len(keys) // WAYS) * WAYS
+    s = _set_of(hand | tag, len(filt))
+    base = s * SET_WORDS + KEY * WAYS
     for w in range(WAYS):
-        key = keys[base + w]
+        key = table[base + w]
         extra = (hand | tag) & ~key
         if key >= 0 and key & ~(hand | tag) == 0 and extra & (extra - 1) == 0:
             drawn = 0
             while (extra >> drawn) & 1 == 0:
                 drawn += 1
-            return base + w, drawn
-    for c in range(NUM_CARDS):  # a drawn card among SET_CARDS
-        if (hand >> c) & (SET_CARDS >> c) & 1:
-            slot = _find(keys, (hand ^ (1 << c)) | tag)
-            if slot >= 0:
-                return slot, c
+            return s * WAYS + w, drawn
+    held = hand & SET_CARDS  # a drawn card among SET_CARDS: try each, lowest first
+    while held:
+        c = 0
+        while (held >> c) & 1 == 0:
+            c += 1
+        held ^= 1 << c
+        slot = _find(table, filt, (hand ^ (1 << c)) | tag)
+        if slot >= 0:
+            return slot, c
     return -1, -1
 
 
 @kernel
-def _insert(keys, stamps, key, now, recent):
-    """A record for ``key``: a free one of its set, else the set's oldest. Its contents are the
-    caller's to write."""
-    base = _set_of(key, len(keys) // WAYS) * WAYS
-    slot = base
+def _insert(table, filt, key, now):
+    """(slot, whether a record written lately had to go) of a new record for ``key``: a free one of
+    its set, else the set's oldest. Its meta and row are the caller's to write."""
+    s = _set_of(key, len(filt))
+    keys, stamps = s * SET_WORDS + KEY * WAYS, s * SET_WORDS + STAMP * WAYS
+    way = 0
     for w in range(WAYS):
-        if keys[base + w] == EMPTY:
-            slot = base + w
+        if table[keys + w] == EMPTY:
+            way = w
             break
-        if stamps[base + w] < stamps[slot]:
-            slot = base + w
-    if keys[slot] != EMPTY and now - stamps[slot] <= RECENT_CALLS:
-        recent[0] += 1  # a record in use lately had to go: the memory is too small
-    keys[slot], stamps[slot] = key, now
-    return slot
+        if table[stamps + w] < table[stamps + way]:
+            way = w
+    recent = table[keys + way] != EMPTY and now - table[stamps + way] <= RECENT_CALLS
+    table[keys + way], table[stamps + way] = key, now
+    filt[s] = (filt[s] & ~(0xFF << (8 * way))) | (_key_byte(key) << (8 * way))
+    return s * WAYS + way, recent
 
 
 @kernel
-def _rehash(keys, stamps, row, data, nkeys, nstamps, nrow, ndata):
-    for i in range(len(keys)):
-        if keys[i] != EMPTY:
-            ndata[nrow[_insert(nkeys, nstamps, keys[i], stamps[i], np.zeros(1, np.int64))], :] = data[row[i], :]
+def _forget(table, filt, slot):
+    """Frees ``slot``."""
+    table[_field(slot, KEY)] = EMPTY
+    filt[slot // WAYS] &= ~(0xFF << (8 * (slot % WAYS)))
+
+
+@kernel
+def _rehash(table, filt, data, ntable, nfilt, ndata):
+    """The records of ``table`` into the empty ``ntable``, in slot order, as if inserted at their stamps."""
+    for i in range(len(filt) * WAYS):
+        key = table[_field(i, KEY)]
+        if key != EMPTY:
+            new, _ = _insert(ntable, nfilt, key, table[_field(i, STAMP)])
+            ntable[_field(new, META)] = table[_field(i, META)]
+            ndata[ntable[_field(new, ROW)], :] = data[table[_field(i, ROW)], :]
 
 
 @kernel(inline="always")
@@ -184,41 +248,107 @@ def _pair_bit(a, b):
     return hi * (hi - 1) // 2 + lo
 
 
-@kernel(inline="always")
-def _hand_bits(o):
-    """The cards held, as bits 0-51."""
+@kernel
+def _played(meta, data, r, bit):
+    """Whether the pair ``bit`` is among those of the record with this meta and data row ``r``."""
+    for i in range(ENTRIES):
+        if (meta >> (ENTRY0 + ENTRY_BITS * i)) & ENTRY_MASK == bit + 1:
+            return True
+    return meta & SPILLED != 0 and (data[r, bit // 64] >> (bit % 64)) & 1 == 1
+
+
+@kernel
+def _play(meta, data, r, bit):
+    """The meta of the record (data row ``r``) once it has played the pair ``bit``."""
+    for i in range(ENTRIES):
+        if (meta >> (ENTRY0 + ENTRY_BITS * i)) & ENTRY_MASK == 0:
+            return meta | ((bit + 1) << (ENTRY0 + ENTRY_BITS * i))
+    if meta & SPILLED == 0:  # the entries are full: they and this pair go to the data row
+        data[r, :] = 0
+    for i in range(ENTRIES):
+        e = ((meta >> (ENTRY0 + ENTRY_BITS * i)) & ENTRY_MASK) - 1
+        data[r, e // 64] |= 1 << (e % 64)
+    data[r, bit // 64] |= 1 << (bit % 64)
+    return (meta & PILE_MASK) | SPILLED
+
+
+# ------------------------------------------------------------------ one row of the batch, in place
+# (a row view, obs[b], would cost a reference count each)
+
+@kernel
+def _hand_bits(obs, b):
+    """The cards held in row b, as bits 0-51."""
     bits = 0
     for c in range(NUM_CARDS):
-        if o[k.OWN_HAND + c] > 0.5:
+        if obs[b, k.OWN_HAND + c] > 0.5:
             bits |= 1 << c
     return bits
 
 
-@kernel(inline="always")
-def _hand_tag(o):
+@kernel
+def _hand_tag(obs, b):
     """Bits 52-62 of a key: a hash of what stays fixed during a hand (dealer, knock limit, the three
     score features), so that games at other scores never share a record."""
-    ctx = (1 if o[IS_DEALER] > 0.5 else 0) + 2 * k.row_knock_limit(o)
+    limit = 0  # k.row_knock_limit
+    for i in range(k.NUM_KNOCK_LIMITS):
+        if obs[b, k.KNOCK_LIMIT + i] > 0.5:
+            limit = i
+            break
+    ctx = (1 if obs[b, IS_DEALER] > 0.5 else 0) + 2 * limit
     for i in range(3):
-        ctx = ctx * 1000003 + int(o[k.SCORES + i] * 1048576.0 + 0.5)
+        ctx = ctx * 1000003 + int(obs[b, k.SCORES + i] * 1048576.0 + 0.5)
     ctx *= -4658895280553007687
     return ((ctx >> 40) & 0x7FF) << NUM_CARDS
+
+
+@kernel
+def _phase(obs, b):
+    """k.row_phase."""
+    for i in range(k.NUM_PHASES):
+        if obs[b, k.PHASE + i] > 0.5:
+            return i
+    return k.NO_DECISION
+
+
+@kernel
+def _first(obs, b, offset):
+    """The first card set in a 52-card field of row b, -1 if none (k.row_top for discard_top)."""
+    for c in range(NUM_CARDS):
+        if obs[b, offset + c] > 0.5:
+            return c
+    return -1
+
+
+@kernel
+def _draw_action(take, mask, b):
+    """k.draw_action."""
+    if take and mask[b, k.TAKE_DISCARD]:
+        return k.TAKE_DISCARD
+    if mask[b, k.PASS]:
+        return k.PASS
+    return k.DRAW_STOCK
+
+
+@kernel
+def _after(obs, b, c):
+    """k.row_after_discard: deadwood of the hand without card c (NOT_HELD for cards not held)."""
+    x = obs[b, k.DISCARD_DEADWOOD + c]
+    return k.NOT_HELD if x <= 0.0 else int(k.DEADWOOD_SCALE * (1.0 - x) + 0.5)
 
 
 # ------------------------------------------------------------------ decisions
 
 @kernel(inline="always")
-def in_a_meld(ms, c):
-    """Whether card c makes a meld with two or more cards of the hand ms (suit masks, c not held):
-    the framework's ``willDrawFaceUpCard``."""
+def _in_a_meld(hand, c):
+    """``in_a_meld`` on the hand's cards as bits 0-51."""
     r, s = c % NUM_RANKS, c // NUM_RANKS
     same_rank = 0
     for t in range(NUM_SUITS):
-        if t != s and (ms[t] >> r) & 1:
+        if t != s and (hand >> (t * NUM_RANKS + r)) & 1:
             same_rank += 1
     if same_rank >= 2:
         return True
-    m = ms[s]
+    m = (hand >> (s * NUM_RANKS)) & ((1 << NUM_RANKS) - 1)
     below1 = r >= 1 and (m >> (r - 1)) & 1 == 1
     below2 = r >= 2 and (m >> (r - 2)) & 1 == 1
     above1 = r + 1 < NUM_RANKS and (m >> (r + 1)) & 1 == 1
@@ -227,110 +357,123 @@ def in_a_meld(ms, c):
 
 
 @kernel
-def eaai_simple_actions(obs, mask, noise, now, keys, stamps, row, data, recent, out):
-    """Simple's action for each row into ``out`` ((B,) int64), reading and updating the memory
-    arrays (see ``EaaiSimpleAgent``); ``noise`` (B,) floats in [0, 1) pick among tied discards,
-    ``now`` is the call number stamped on the records written, ``recent`` (1,) counts records in use
-    lately that had to make room."""
-    ms = np.empty(NUM_SUITS, np.int64)
-    words = np.zeros(PAIR_WORDS, np.int64)
-    for b in range(obs.shape[0]):
-        o, m = obs[b], mask[b]
-        ph = k.row_phase(o)
-        if ph == k.NO_DECISION:
-            out[b] = k.draw_action(False, m)
-            continue
-        tag = _hand_tag(o)
-        hand = _hand_bits(o)
-        if ph != k.DISCARD:  # offer, forced draw or draw: one card to take or not
-            top = k.row_top(o)
-            take = False
-            if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
-                for t in range(NUM_SUITS):
-                    ms[t] = (hand >> (t * NUM_RANKS)) & ((1 << NUM_RANKS) - 1)
-                take = in_a_meld(ms, top)
-            a = k.draw_action(take, m)
-            out[b] = a
-            if a == k.DRAW_STOCK and ph == k.DRAW and k.row_stock(o) < k.FULL_STOCK:
-                continue  # not its first decision of the hand: its record, from its last discard, stands
-            slot = _find(keys, hand | tag)
-            if slot < 0 or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER:  # a new hand: nothing played yet
-                if slot < 0:
-                    slot = _insert(keys, stamps, hand | tag, now, recent)
-                data[row[slot], 1:] = 0
-            data[row[slot], 0] = top if a == k.TAKE_DISCARD else -1
-            continue
-        # discard: the record is the one of the ten cards held before the draw; the card the rules
-        # forbid to discard (taken from the pile) is tried first as the drawn card
-        forbidden = -1
-        for c in range(NUM_CARDS):
-            if o[CANNOT_DISCARD + c] > 0.5:
-                forbidden = c
-        from_pile = -1
-        slot, drawn = _find_drawn(keys, hand, tag, forbidden)
-        if slot >= 0:
-            r = row[slot]
-            from_pile = data[r, 0]
-            if from_pile >= 0:  # a card drawn from the stock was never held before: no pair can repeat
-                words[:] = data[r, 1:]
-        else:  # no memory of this hand (the agent joined mid-hand): the card the rules forbid, if any
-            drawn, from_pile = forbidden, forbidden
-        guard = slot >= 0 and from_pile >= 0
-        choice = _discard(o, m, noise[b], drawn, from_pile, words, guard)
-        if choice < 0:  # every card excluded by the pair guard (the Java player would throw): drop the guard
-            choice = _discard(o, m, noise[b], drawn, from_pile, words, False)
-        a = k.knock_or_discard(choice, True, m)
-        out[b] = a
-        if a == choice:  # a discard: the hand goes on, remember the pair under the ten cards kept
-            new = _insert(keys, stamps, (hand ^ (1 << choice)) | tag, now, recent)
-            if slot >= 0 and slot != new:  # the record moves: its data row goes with it
-                keys[slot] = EMPTY
-                row[slot], row[new] = row[new], row[slot]
-            elif slot < 0:
-                data[row[new], 1:] = 0
-            r = row[new]
-            data[r, 0] = -1
-            if drawn >= 0 and drawn != choice:
-                bit = _pair_bit(drawn, choice)
-                data[r, 1 + bit // 64] |= 1 << (bit % 64)
-        elif slot >= 0:  # a knock ends the hand
-            keys[slot] = EMPTY
+def in_a_meld(ms, c):
+    """Whether card c makes a meld with two or more cards of the hand ms (suit masks, c not held):
+    the framework's ``willDrawFaceUpCard``."""
+    hand = 0
+    for t in range(NUM_SUITS):
+        hand |= (ms[t] & ((1 << NUM_RANKS) - 1)) << (t * NUM_RANKS)
+    return _in_a_meld(hand, c)
 
 
 @kernel
-def _discard(o, m, u, drawn, from_pile, words, guard):
-    """The ``getDiscard`` of the framework: among legal discards other than the card taken from the
-    pile (and, with ``guard``, other than those repeating a played {drawn, discard} pair), uniformly
-    one of those leaving the least deadwood (``u`` in [0, 1) picks it). -1 when none is left."""
-    best, ties = 1 << 30, 0
-    for c in range(NUM_CARDS):
-        if not _allowed(m, c, drawn, from_pile, words, guard):
+def eaai_simple_actions(obs, mask, noise, now, table, filt, data, out):
+    """Simple's action for each row into ``out`` ((B,) int64), reading and updating the memory
+    (``table``, its filter ``filt`` and ``data``, see ``EaaiSimpleAgent``); ``noise`` (B,) floats in
+    [0, 1) pick among tied discards, ``now`` is the call number stamped on the records written.
+    Returns how many records in use lately had to make room."""
+    recent = 0
+    for b in range(obs.shape[0]):
+        ph = _phase(obs, b)
+        if ph == k.NO_DECISION:
+            out[b] = _draw_action(False, mask, b)
             continue
-        d = k.row_after_discard(o, c)
-        if d < best:
-            best, ties = d, 1
-        elif d == best:
-            ties += 1
-    if ties == 0:
-        return -1
-    j = min(int(u * ties), ties - 1)
+        hand = _hand_bits(obs, b)
+        if ph != k.DISCARD:  # offer, forced draw or draw: one card to take or not
+            top = _first(obs, b, k.DISCARD_TOP)
+            take = False
+            if top >= 0 and (ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER or ph == k.DRAW):
+                take = _in_a_meld(hand, top)
+            a = _draw_action(take, mask, b)
+            out[b] = a
+            if a == k.DRAW_STOCK and ph == k.DRAW and int(obs[b, k.STOCK_SIZE] * k.STOCK_SCALE + 0.5) < k.FULL_STOCK:
+                continue  # not its first decision of the hand: its record, from its last discard, stands
+            pile = top + 1 if a == k.TAKE_DISCARD else 0
+            tag = _hand_tag(obs, b)
+            slot = _find(table, filt, hand | tag)
+            if slot < 0 or ph == k.OFFER_NONDEALER or ph == k.OFFER_DEALER:  # a new hand: nothing played yet
+                if slot < 0:
+                    slot, lately = _insert(table, filt, hand | tag, now)
+                    recent += lately
+                table[_field(slot, META)] = pile
+            else:
+                i = _field(slot, META)
+                table[i] = (table[i] & ~PILE_MASK) | pile
+            continue
+        # discard: the record is the one of the ten cards held before the draw; the card the rules
+        # forbid to discard (taken from the pile) is tried first as the drawn card
+        tag = _hand_tag(obs, b)
+        forbidden = -1
+        for c in range(NUM_CARDS - 1, -1, -1):
+            if obs[b, CANNOT_DISCARD + c] > 0.5:
+                forbidden = c
+                break
+        slot, drawn = _find_drawn(table, filt, hand, tag, forbidden)
+        if slot >= 0:
+            meta, r = table[_field(slot, META)], table[_field(slot, ROW)]
+            from_pile = (meta & PILE_MASK) - 1
+        else:  # no memory of this hand (the agent joined mid-hand): the card the rules forbid, if any
+            meta, r, drawn, from_pile = 0, -1, forbidden, forbidden
+        # the cards it may throw: legal, not the card taken from the pile; with the pair guard (a card
+        # taken from the pile: one drawn from the stock was never held before, so no pair can repeat)
+        # also not a card that would play a {drawn, discarded} pair again. Should the guard leave none
+        # (the Java player would throw), it is dropped.
+        legal = 0
+        for c in range(NUM_CARDS):
+            if mask[b, c] and c != from_pile:
+                legal |= 1 << c
+        allowed = legal
+        if slot >= 0 and from_pile >= 0 and drawn >= 0:
+            for c in range(NUM_CARDS):
+                if (legal >> c) & 1 and c != drawn and _played(meta, data, r, _pair_bit(drawn, c)):
+                    allowed &= ~(1 << c)
+            if allowed == 0:
+                allowed = legal
+        choice = _discard(obs, b, noise[b], allowed)
+        a = choice
+        if mask[b, k.KNOCK + choice]:  # knocks as soon as it may (k.knock_or_discard)
+            a = k.KNOCK + choice
+        out[b] = a
+        if a == choice:  # a discard: the hand goes on, remember the pair under the ten cards kept
+            new, lately = _insert(table, filt, (hand ^ (1 << choice)) | tag, now)
+            recent += lately
+            if slot >= 0 and slot != new:  # the record moves: its data row goes with it
+                _forget(table, filt, slot)
+                i, j = _field(slot, ROW), _field(new, ROW)
+                table[i], table[j] = table[j], table[i]
+            elif slot < 0:  # a new record: no pairs yet
+                r = table[_field(new, ROW)]
+            meta &= ~PILE_MASK
+            if drawn >= 0 and drawn != choice:
+                meta = _play(meta, data, r, _pair_bit(drawn, choice))
+            table[_field(new, META)] = meta
+        elif slot >= 0:  # a knock ends the hand
+            _forget(table, filt, slot)
+    return recent
+
+
+@kernel
+def _discard(obs, b, u, allowed):
+    """The ``getDiscard`` of the framework: among the ``allowed`` cards (bits), uniformly one of those
+    leaving the least deadwood (``u`` in [0, 1) picks it, in card order). -1 when none is allowed."""
+    best = NO_DISCARD
     for c in range(NUM_CARDS):
-        if _allowed(m, c, drawn, from_pile, words, guard) and k.row_after_discard(o, c) == best:
-            if j == 0:
-                return c
-            j -= 1
-    return -1
-
-
-@kernel(inline="always")
-def _allowed(m, c, drawn, from_pile, words, guard):
-    if not m[c] or c == from_pile:
-        return False
-    if guard and drawn >= 0 and c != drawn:
-        bit = _pair_bit(drawn, c)
-        if (words[bit // 64] >> (bit % 64)) & 1:
-            return False
-    return True
+        d = _after(obs, b, c) if (allowed >> c) & 1 else NO_DISCARD
+        best = min(best, d)
+    if best == NO_DISCARD:
+        return -1
+    ties, tied = 0, 0
+    for c in range(NUM_CARDS):
+        if (allowed >> c) & 1 and _after(obs, b, c) == best:
+            ties += 1
+            tied |= 1 << c
+    j = min(int(u * ties), ties - 1)
+    for _ in range(j):  # the j-th tied card
+        tied &= tied - 1
+    c = 0
+    while (tied >> c) & 1 == 0:
+        c += 1
+    return c
 
 
 __all__ = ["EaaiSimpleAgent", "eaai_simple_actions", "in_a_meld"]
