@@ -14,7 +14,7 @@ from okgin_env.game.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from okgin_env.game.jit import kernel
 from okgin_env.game.observation import CANNOT_DISCARD, IS_DEALER
 
-from . import kernels as k
+from . import choices as k
 from .base import Bot, check_batch
 
 WAYS = 8  #: records per set of the memory (set-associative: a set's oldest record makes room)

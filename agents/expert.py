@@ -59,7 +59,7 @@ from okgin_env.features.learner import (
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.jit import kernel
 
-from . import kernels as k
+from . import choices as k
 from .base import Bot, check_batch
 
 

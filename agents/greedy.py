@@ -7,7 +7,7 @@ import numpy as np
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.jit import kernel
 
-from . import kernels as k
+from . import choices as k
 from .base import Bot, check_batch
 
 

@@ -60,7 +60,7 @@ from okgin_env.game.jit import kernel
 from okgin_env.game.observation import DISCARD_DEADWOOD, SCORES, STOCK_SCALE, STOCK_SIZE
 from okgin_env.game.rules import Rules
 
-from . import kernels as k
+from . import choices as k
 from .base import Bot, check_batch
 from .expert import ExpertAgent
 from .simple import simple_actions
