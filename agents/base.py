@@ -35,6 +35,14 @@ class Bot(Agent):
         ignores) gets an arbitrary action id.
         """
 
+    def act_on_rows(self, observations: np.ndarray, action_masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``act(observations[rows], action_masks[rows])``: the actions of the rows ``rows`` (int64
+        indices) of (N, OBS_SIZE) observations and (N, 107) masks, as a batched caller whose games
+        are all in one array asks for them (``okgin_trainer.matches.act_rows``). A bot may override
+        it to read the rows in place (the copy of the observations costs a kernel's time at N=1024);
+        it must return what ``act`` returns for the copied rows, with the same draws."""
+        return self.act(observations[rows], action_masks[rows])
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -48,3 +56,14 @@ def check_batch(observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.
     if mask.shape != (obs.shape[0], NUM_ACTIONS):
         raise ValueError(f"action_masks must have shape ({obs.shape[0]}, {NUM_ACTIONS}), got {mask.shape}")
     return obs, mask
+
+
+def check_rows(rows: np.ndarray, n: int) -> np.ndarray:
+    """``rows`` as an int64 array of row indices in range(n) (a kernel indexes with them unchecked)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or (rows.size and rows.dtype.kind not in "iu"):
+        raise ValueError(f"rows must be a 1-D array of row indices, got {rows.dtype} {rows.shape}")
+    rows = rows.astype(np.int64, copy=False)
+    if rows.size and (rows.min() < 0 or rows.max() >= n):
+        raise ValueError(f"rows must lie in 0..{n - 1}, got {rows.min()}..{rows.max()}")
+    return rows

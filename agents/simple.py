@@ -9,7 +9,7 @@ from okgin_env.game.cards import NUM_CARDS, NUM_RANKS
 from okgin_env.game.jit import kernel
 
 from . import choices as k
-from .base import Bot, check_batch
+from .base import Bot, check_batch, check_rows
 
 
 class SimpleAgent(Bot):
@@ -38,6 +38,15 @@ class SimpleAgent(Bot):
         simple_actions(obs, mask, self.rng.random(len(obs)), out)
         return out
 
+    def act_on_rows(self, observations: np.ndarray, action_masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``act(observations[rows], action_masks[rows])`` (the same actions and draws), reading the
+        rows in place instead of copying them out (``Bot.act_on_rows``)."""
+        obs, mask = check_batch(observations, action_masks)
+        rows = check_rows(rows, len(obs))
+        out = np.empty(len(rows), np.int64)
+        simple_rows(obs, mask, rows, self.rng.random(len(rows)), out)
+        return out
+
 
 @kernel
 def simple_actions(obs, mask, noise, out):
@@ -47,18 +56,32 @@ def simple_actions(obs, mask, noise, out):
     from its generator; the search's rollouts hash it from a seed)."""
     ms, work, after = k.draw_scratch()
     for b in range(obs.shape[0]):
-        o, m = obs[b], mask[b]
-        ph = k.row_phase(o)
-        if ph == k.DISCARD:
-            out[b] = k.knock_or_discard(_discard(o, m, noise[b]), True, m)
-            continue
-        top, now, with_top = k.offered_top(o, ph, ms, work)
-        take = False
-        if top >= 0:
-            take = with_top < now + k.POINTS[top]  # melded in the best arrangement
-            if not take and with_top - k.MAX_POINTS <= k.row_knock_limit(o):  # a knock is not ruled out
-                take = k.take_then_best(ms, top, after, work) <= k.row_knock_limit(o)
-        out[b] = k.draw_action(take, m)
+        out[b] = _decide(obs[b], mask[b], noise[b], ms, work, after)
+
+
+@kernel
+def simple_rows(obs, mask, rows, noise, out):
+    """``simple_actions`` of the rows ``rows`` ((R,) int64, in range) of ``obs`` and ``mask``, read in
+    place: out[j] is the action of row rows[j], with noise[j]."""
+    ms, work, after = k.draw_scratch()
+    for j in range(rows.shape[0]):
+        b = rows[j]
+        out[j] = _decide(obs[b], mask[b], noise[j], ms, work, after)
+
+
+@kernel(inline="always")
+def _decide(o, m, u, ms, work, after):
+    """One row's action (observation ``o``, mask ``m``, tie-breaking noise ``u``; the rest is scratch)."""
+    ph = k.row_phase(o)
+    if ph == k.DISCARD:
+        return k.knock_or_discard(_discard(o, m, u), True, m)
+    top, now, with_top = k.offered_top(o, ph, ms, work)
+    take = False
+    if top >= 0:
+        take = with_top < now + k.POINTS[top]  # melded in the best arrangement
+        if not take and with_top - k.MAX_POINTS <= k.row_knock_limit(o):  # a knock is not ruled out
+            take = k.take_then_best(ms, top, after, work) <= k.row_knock_limit(o)
+    return k.draw_action(take, m)
 
 
 @kernel

@@ -27,6 +27,7 @@ from okgin_trainer.stats import diff_ci, mean_ci, rate_ci
 from okgin_env.agent_specs import Agent, agent_name, checked_actions
 from okgin_env.game.cards import NUM_CARDS
 from okgin_env.game.core import VectorGame
+from okgin_env.game.observation import OBS_SIZE
 from okgin_env.game.rules import Rules
 
 MAX_HANDS_PER_GAME = 1000  #: a game still running after this many hands counts as a draw (never-knocking bots)
@@ -236,15 +237,19 @@ def seat_plan(num: int, seed: int, duplicate: bool) -> SeatPlan:
 def act_rows(agent_a: Agent, agent_b: Agent, out, a_player: np.ndarray, live: np.ndarray, first: int = 0) -> np.ndarray:
     """One action per game: each agent acts only on the rows where it is to move. Every agent's
     output goes through ``checked_actions`` (shape, dtype, legality; errors name the agent and the
-    game, counted from ``first``), so the caller may step with ``checked=True``."""
+    game, counted from ``first``), so the caller may step with ``checked=True``. An agent with
+    ``act_on_rows`` (``okgin_agents.base.Bot``'s) is handed the whole batch and its rows: a bot that
+    reads them in place spares the copy of its observations."""
     cur = out.current_player
     actions = np.zeros(len(cur), np.int64)
     is_a = cur == a_player
     for agent, rows in ((agent_a, np.flatnonzero(live & is_a)), (agent_b, np.flatnonzero(live & ~is_a))):
         if len(rows):
             masks = out.legal_action_mask[rows]
-            actions[rows] = checked_actions(agent.act(out.observation[rows], masks), masks, agent_name(agent),
-                                            games=rows + first)
+            on_rows = getattr(agent, "act_on_rows", None)
+            acts = agent.act(out.observation[rows], masks) if on_rows is None else \
+                on_rows(out.observation, out.legal_action_mask, rows)
+            actions[rows] = checked_actions(acts, masks, agent_name(agent), games=rows + first)
     return actions
 
 
@@ -256,6 +261,9 @@ def play_rows(agent_a: Agent, agent_b: Agent, plan: SeatPlan, episode: str, sett
     ``shard.chunk_agent``'s agents. Returns the mask of rows played here."""
     shard, batch = settings.shard, settings.batch
     mine = np.zeros(len(plan.decks), bool)
+    # one observation buffer that every step writes in place (a leading slice for a short last chunk):
+    # it stays in the cache, where a new (batch, OBS_SIZE) array a step came from memory
+    buffer = np.empty((min(batch, len(plan.decks)), OBS_SIZE), np.float32)
     for chunk, start in enumerate(range(0, len(plan.decks), batch)):
         if shard is not None and not shard.plays(chunk):
             continue
@@ -264,12 +272,13 @@ def play_rows(agent_a: Agent, agent_b: Agent, plan: SeatPlan, episode: str, sett
         a, b = (agent_a, agent_b) if shard is None else (shard.chunk_agent(agent_a, chunk),
                                                          shard.chunk_agent(agent_b, chunk))
         game = VectorGame(stop - start, settings.game_rules, episode=episode, seed=(settings.seed, start))
-        out = game.reset(decks=plan.decks[start:stop], dealers=plan.dealers[start:stop])
+        obs = buffer[:stop - start]
+        out = game.reset(decks=plan.decks[start:stop], dealers=plan.dealers[start:stop], observation=obs)
         ap = plan.a_player[start:stop]
         hands_played = np.zeros(stop - start, np.int64)
         playing = out.current_player >= 0
         while (playing & (hands_played < MAX_HANDS_PER_GAME)).any():
-            out = game.step(act_rows(a, b, out, ap, playing, start), checked=True)
+            out = game.step(act_rows(a, b, out, ap, playing, start), observation=obs, checked=True)
             ended = np.flatnonzero(out.hand_over & (hands_played < MAX_HANDS_PER_GAME))
             if len(ended):
                 hands_played[ended] += 1

@@ -69,6 +69,30 @@ def test_act_shapes_and_dtype(spec):
     assert empty.shape == (0,) and empty.dtype == np.int64
 
 
+@pytest.mark.parametrize("spec", [s for s in BASELINES if s != "random"])  # okgin_env's RandomAgent is no Bot
+def test_act_on_rows_is_act_on_the_copied_rows(spec):
+    # a batched caller (okgin_trainer.matches.act_rows) hands a bot the whole batch and its rows: the
+    # same actions and the same draws as act on the rows copied out, whether or not the bot reads them in place
+    game = VectorGame(128, seed=4, autoreset=True)
+    out = game.reset()
+    for _ in range(5):  # offers, draws and discards in the batch
+        out = game.step(agents.make("greedy").act(out.observation, out.legal_action_mask))
+    rows = np.flatnonzero(np.arange(128) % 3 != 1)
+    copied, in_place = agents.make(spec, seed=6), agents.make(spec, seed=6)
+    for _ in range(2):  # and the generator moves alike
+        np.testing.assert_array_equal(in_place.act_on_rows(out.observation, out.legal_action_mask, rows),
+                                      copied.act(out.observation[rows], out.legal_action_mask[rows]))
+    assert in_place.act_on_rows(out.observation, out.legal_action_mask, rows[:0]).shape == (0,)
+
+
+def test_bad_rows_are_clear_errors():
+    obs, mask = np.zeros((2, OBS_SIZE), np.float32), np.ones((2, NUM_ACTIONS), bool)
+    bot = agents.make("simple", seed=0)
+    for rows in (np.array([0, 2]), np.array([-1]), np.array([[0]]), np.array([0.5])):
+        with pytest.raises(ValueError, match="rows must"):
+            bot.act_on_rows(obs, mask, rows)
+
+
 def test_bad_batches_are_clear_errors():
     obs, mask = np.zeros((2, OBS_SIZE), np.float32), np.ones((2, NUM_ACTIONS), bool)
     with pytest.raises(ValueError, match="observations must have shape"):
