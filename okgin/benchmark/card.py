@@ -108,8 +108,14 @@ def exploitability(spec: str, steps: int, protocol: Protocol, out: str) -> dict:
 
 # ------------------------------------------------------------------- the card as text
 
+def _num(value: float, fmt: str) -> str:
+    """``value`` formatted, never as "-0" or "+-0"."""
+    text = f"{value:{fmt}}"
+    return text[1:] if text[:1] == "-" and float(text) == 0 and "+" not in fmt else text
+
+
 def _ci(ci, fmt: str) -> str:
-    return "" if ci is None else f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]"
+    return "" if ci is None else f" [{_num(ci[0], fmt)}, {_num(ci[1], fmt)}]"
 
 
 def render_markdown(card: dict) -> str:
@@ -129,7 +135,7 @@ def render_markdown(card: dict) -> str:
         cells.append("-" if not g else f"{g['win_rate']:.1%}{_ci([100 * x for x in g['win_rate_ci']], '.1f')}")
     for rs in ("eaai", "oklahoma"):
         r = card["rule_sets"].get(rs, {}).get("rating")
-        cells.append("-" if not r else f"{r['value']:.0f}{_ci(r['ci'], '.0f')}")
+        cells.append("-" if not r else f"{_num(r['value'], '.0f')}{_ci(r['ci'], '.0f')}")
     lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     for rs, sec in card["rule_sets"].items():
         title = {"oklahoma": "Oklahoma rules (`Rules()`)", "eaai": "EAAI rules (`Rules.eaai()`)"}[rs]
@@ -145,7 +151,7 @@ def render_markdown(card: dict) -> str:
                       f"{_ci([100 * x for x in g['win_rate_ci']], '.1f')}, margin {g['margin']:+.1f}"
                       f"{_ci(g['margin_ci'], '+.1f')} points, {g['hands_per_game']:.1f} hands per game."]
         r = sec["rating"]
-        lines += ["", f"Rating: {r['value']:.0f}{_ci(r['ci'], '.0f')} ({r['method']})."]
+        lines += ["", f"Rating: {_num(r['value'], '.0f')}{_ci(r['ci'], '.0f')} ({r['method']})."]
     ex = card.get("exploitability")
     if ex:
         lines += ["", "## Approximate exploitability (Oklahoma rules)", "",

@@ -70,9 +70,15 @@ COLUMNS = {"eaai games": "EAAI: games won vs eaai_simple (%)", "oklahoma games":
            "eaai rating": "rating (EAAI)", "oklahoma rating": "rating (Oklahoma)"}
 
 
+def number(value: float, fmt: str) -> str:
+    """``value`` formatted, never as "-0" (a rating of -0.4 reads 0)."""
+    text = f"{value:{fmt}}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def _cell(value: float, ci, column: str) -> str:
     fmt = ".1f" if column.endswith("games") else ".0f"
-    return f"{value:{fmt}}" + ("" if ci is None else f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]")
+    return number(value, fmt) + ("" if ci is None else f" [{number(ci[0], fmt)}, {number(ci[1], fmt)}]")
 
 
 def table(cards: Sequence[dict], seeds: bool = False) -> list[list[str]]:
