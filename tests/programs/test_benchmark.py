@@ -184,3 +184,26 @@ def test_cards_side_by_side_and_over_seeds(tmp_path, capsys):
     with pytest.raises(SystemExit):
         report.main([str(tmp_path / "bad.json")])
     assert "not an okgin-benchmark card" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # two subprocess cards, one over two processes (gloo on CPU)
+def test_a_card_over_two_processes_equals_the_one_process_card(tmp_path, test_scale):
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch.distributed")
+    cards = {}
+    for k in (1, 2):
+        out = tmp_path / f"k{k}"
+        p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(k),
+                            "-m", "okgin.benchmark", "greedy", "--hands", "32", "--games", "8", "--batch", "8",
+                            "--scale", str(test_scale), "--out", str(out), "--no-progress"],
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        cards[k] = json.loads(out.with_suffix(".json").read_text())
+    assert (cards[1]["world_size"], cards[2]["world_size"]) == (1, 2)
+    for rs in RULE_SETS:  # randomised anchors over several batches: the same figures, timings aside
+        one, two = cards[1]["rule_sets"][rs], cards[2]["rule_sets"][rs]
+        assert [{k: v for k, v in a.items() if k != "hands_per_s"} for a in one["anchors"]] == \
+            [{k: v for k, v in a.items() if k != "hands_per_s"} for a in two["anchors"]]
+        assert one["games"] == two["games"] and one["rating"] == two["rating"]
