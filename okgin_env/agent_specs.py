@@ -283,11 +283,29 @@ def checked_actions(actions: Any, masks: np.ndarray, name: str, role: str = "age
         if not (0 <= a0 < n and masks[0, a0]):
             raise illegal_action_error(name, a, masks, 0, role, games)
     elif check_legal and b:
-        # range first (min/max), then one gather from the flat masks: ~13 us for 1024 rows
-        if int(a.min()) < 0 or int(a.max()) >= n or not masks.reshape(-1)[np.arange(0, b * n, n) + a].all():
+        if masks.dtype == np.bool_ and masks.flags.c_contiguous and a.flags.c_contiguous:  # VectorGame's masks
+            bad = _first_illegal_row()(a, masks)  # one pass in a kernel: ~1 us for 1024 rows
+            if bad >= 0:
+                raise illegal_action_error(name, a, masks, bad, role, games)
+        # others: range first (min/max), then one gather from the flat masks: ~13 us for 1024 rows
+        elif int(a.min()) < 0 or int(a.max()) >= n or not masks.reshape(-1)[np.arange(0, b * n, n) + a].all():
             ok = masks[np.arange(b), np.clip(a, 0, n - 1)] & (a >= 0) & (a < n)
             raise illegal_action_error(name, a, masks, int(np.argmin(ok)), role, games)
     return a
+
+
+def _first_illegal_row() -> Callable[[np.ndarray, np.ndarray], int]:
+    """``game.core.first_illegal_row``, imported at the first batched check: numba loads with the core,
+    not with this module."""
+    global _FIRST_ILLEGAL_ROW
+    if _FIRST_ILLEGAL_ROW is None:
+        from okgin_env.game.core import first_illegal_row
+
+        _FIRST_ILLEGAL_ROW = first_illegal_row
+    return _FIRST_ILLEGAL_ROW
+
+
+_FIRST_ILLEGAL_ROW: Callable[[np.ndarray, np.ndarray], int] | None = None
 
 
 def illegal_action_error(name: str, actions: np.ndarray, masks: np.ndarray, row: int, role: str = "agent",

@@ -402,6 +402,18 @@ def _pick_kth_legal(mask, u, out):
 
 
 @kernel
+def first_illegal_row(actions, masks):
+    """Index of the first row i whose action actions[i] is out of range or not legal in masks[i], or -1
+    (``agent_specs.checked_actions``: one pass instead of five numpy operations)."""
+    n = masks.shape[1]
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a >= n or not masks[i, a]:
+            return i
+    return -1
+
+
+@kernel
 def _first_illegal(actions, mask, done):
     """Index of the first unfinished game whose action is not legal, or -1."""
     for i in range(actions.shape[0]):
