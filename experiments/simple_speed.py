@@ -12,16 +12,25 @@ process, ``--rounds`` rounds, so that load from other processes falls on all ali
 of the per-round ratios.
 
 okgin's rounds are timed after a warm-up match (numba's one-time set-up and the kernels' cache
-loads, about half a second, which evaluate.py's own hands/s includes).
+loads, about half a second, which evaluate.py's own hands/s includes). With ``--evaluate`` each
+okgin round is instead a run of ``evaluate.py --agents simple simple`` in a new process, and its
+figure the hands/s that evaluate.py reports (its match's time, the one-time set-up included).
 
     python -m experiments.simple_speed --hands 20000 --seconds 2 --rounds 5
+    python -m experiments.simple_speed --evaluate --hands 100000 --seconds 4 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +44,20 @@ def okgin_hands_per_second(hands: int, seed: int, batch: int = 1024) -> tuple[fl
     a, b = okgin_agents.make("simple", seed=seed + 1), okgin_agents.make("simple", seed=seed + 2)
     result, _ = match_hands(a, b, hands, MatchSettings(seed=seed, batch=batch))
     return result.hands_per_s, result.hands / max(result.cpu_seconds, 1e-9)
+
+
+def evaluate_hands_per_second(hands: int, seed: int, batch: int = 1024) -> tuple[float, float]:
+    """(hands/s, hands per CPU second) that ``evaluate.py --agents simple simple`` reports for ``hands``
+    hands from ``seed``, run in a new process (the checkout's evaluate.py: run from its root)."""
+    script = Path(__file__).resolve().parents[1] / "evaluate.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        subprocess.run([sys.executable, str(script), "--agents", "simple", "simple", "--hands", str(hands), "--seed",
+                        str(seed), "--batch", str(batch), "--no-progress", "--json", out], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            match = json.load(f)["matches"][0]
+    return match["hands_per_s"], match["hands"] / max(match["cpu_seconds"], 1e-9)
 
 
 def openspiel_hands_per_second(seconds: float, seed: int = 0, restart: str = "clone") -> tuple[float, float] | None:
@@ -72,17 +95,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
     parser.add_argument("--batch", type=int, default=1024, help="okgin games at once (evaluate.py's --batch)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--evaluate", action="store_true",
+                        help="okgin's rounds as evaluate.py runs in new processes (their reported hands/s)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.hands < 2 or args.seconds <= 0 or args.batch < 1:
         parser.error("--rounds >= 1, --hands >= 2, --seconds > 0 and --batch >= 1 are required")
     if openspiel_hands_per_second(0.1) is None:
         parser.error("pyspiel is not installed: pip install open_spiel")
-    okgin_hands_per_second(2, args.seed, args.batch)  # warm-up: numba's set-up, the kernels' cache loads
+    mine_of = evaluate_hands_per_second if args.evaluate else okgin_hands_per_second
+    if not args.evaluate:
+        okgin_hands_per_second(2, args.seed, args.batch)  # warm-up: numba's set-up, the kernels' cache loads
     ratios: dict[str, list[float]] = {"clone": [], "fresh": []}
     cpu_ratios: dict[str, list[float]] = {"clone": [], "fresh": []}
     for r in range(args.rounds):
-        mine, mine_cpu = okgin_hands_per_second(args.hands, args.seed + r, args.batch)
-        line = f"round {r}: okgin simple {mine:8,.0f} hands/s"
+        mine, mine_cpu = mine_of(args.hands, args.seed + r, args.batch)
+        line = f"round {r}: okgin simple{' (evaluate.py)' if args.evaluate else ''} {mine:8,.0f} hands/s"
         for restart in ("clone", "fresh"):
             theirs, theirs_cpu = openspiel_hands_per_second(args.seconds, args.seed + r, restart)
             ratios[restart].append(mine / theirs)
