@@ -251,8 +251,13 @@ class raw_env(AECEnv, EzPickle):
         self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, 2)  # per player
         self._shaped = bool(self._shaping)
         self._act = np.zeros(1, np.int64)
+        # the game's own output arrays (never rebound), read at every step: the mover, the hand's end
+        # and the legal actions (the mask as int8, the dtype handed out: a copy of it is one operation)
+        self._mover = self.game.state.current_player
+        self._hand_over = self.game.core.out.hand_over
+        self._mask_row = self.game.mask_buffer.view(np.int8)[0]
         self._player = -1  # core player id to act, -1 when the episode is over
-        self._mask = np.zeros(NUM_ACTIONS, bool)
+        self._mask = _ZERO_MASK  # the legal actions of the agent to act (int8), this turn's own array
         self._views: list[dict | None] = [None, None]
         self._plain: list[np.ndarray | None] = [None, None]  # each view's observation without features (shaping)
         self._rewarded = False
@@ -284,7 +289,7 @@ class raw_env(AECEnv, EzPickle):
         self._last_hand = self._described = None
         self._hand_ended = False
         self._knock_limit = int(self.game.state.knock_limit[0])
-        self._new_turn(out.observation[0], out.legal_action_mask[0], int(out.current_player[0]))
+        self._new_turn(out.observation[0], out.legal_action_mask[0].view(np.int8), int(out.current_player[0]))
         if self._shaped:
             self._shaping.clear()
             self._shape(self._player)  # the first decision: no reward
@@ -297,8 +302,8 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) in _INT_TYPES and 0 <= action < NUM_ACTIONS and self._mask[action]:
-            self._play(int(action))  # the common case, without building an error message's context
+        if type(action) in _INT_TYPES and 0 <= (a := int(action)) < NUM_ACTIONS and self._mask[a]:
+            self._play(a)  # the common case, without building an error message's context
         else:
             self._play(check_action(action, self._mask, agent))
 
@@ -320,15 +325,15 @@ class raw_env(AECEnv, EzPickle):
         info = self.infos[agent]
         if "hand_result" in info:
             del info["hand_result"]
-        self._hand_ended = bool(game.core.out.hand_over[0])
+        self._hand_ended = self._hand_over.item(0)
         if self._hand_ended:
             self._end_hand()
-        cur = int(game.state.current_player[0])
+        cur = self._mover.item(0)
         if cur >= 0:
-            self._new_turn(obs[0], game.mask_buffer[0].copy(), cur)
+            self._new_turn(obs[0], self._mask_row.copy(), cur)
         else:  # the episode is over: the other agent steps None first, then this one
             self._player = -1
-            self._mask = np.zeros(NUM_ACTIONS, bool)
+            self._mask = _ZERO_MASK
             self._views = [None, None]
             for a_ in AGENTS:
                 self.infos[a_]["action_mask"] = _ZERO_MASK
@@ -340,18 +345,17 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _new_turn(self, obs: np.ndarray, mask: np.ndarray, cur: int) -> None:
-        """The core says ``cur`` is to act, with the (OBS_SIZE,) view ``obs`` and the (107,) bool legal
-        actions ``mask`` (arrays of this turn's own): cache them."""
+    def _new_turn(self, obs: np.ndarray, mask8: np.ndarray, cur: int) -> None:
+        """The core says ``cur`` is to act, with the (OBS_SIZE,) view ``obs`` and the (107,) int8 legal
+        actions ``mask8`` (arrays of this turn's own): cache them."""
         self._player = cur
-        self._mask = mask
-        mask8 = mask.view(np.int8)
+        self._mask = mask8
         other = 1 - cur
         plain, views, infos = self._plain, self._views, self.infos
         plain[other] = views[other] = None  # the other agent's view is built when asked
         plain[cur] = obs
         if self._obs_key is None:
-            views[cur] = self._present.one(obs, mask)
+            views[cur] = self._present.one(obs, mask8)
         else:  # Presenter.one's dict for plain observations, one mask array for the view and the info
             views[cur] = {self._obs_key: obs, self._mask_key: mask8}
         infos[AGENTS[cur]]["action_mask"] = mask8
@@ -494,8 +498,9 @@ class OkginAECEnv(raw_env):
         if not self.agents:
             EnvLogger.warn_step_after_terminated_truncated()
             return
-        if type(action) in _INT_TYPES and 0 <= action < NUM_ACTIONS and self._mask[action] and not self._illegal_ended:
-            self._play(int(action))  # the common case: a legal move of the agent to act
+        if type(action) in _INT_TYPES and 0 <= (a := int(action)) < NUM_ACTIONS and self._mask[a] and \
+                not self._illegal_ended:
+            self._play(a)  # the common case: a legal move of the agent to act
             return
         agent = self.agent_selection
         dead = self.terminations[agent] or self.truncations[agent]
