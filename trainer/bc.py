@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.optim as optim
-from okgin_agents.ppo import ActorCritic, network_input
+from okgin_agents.ppo import ActorCritic, input_size, network_input
 from okgin_trainer.config import Args
 from okgin_trainer.oracle import PRIVILEGED_SIZE, privileged_inputs
 
@@ -21,6 +21,16 @@ from okgin_env.game.actions import NUM_ACTIONS
 from okgin_env.game.core import VectorGame
 from okgin_env.game.observation import OBS_SIZE
 from okgin_env.game.rules import Rules
+
+#: rows per chunk when the inputs are computed after collection: small enough that a chunk's float32 copies stay
+#: in cache-sized blocks, large enough that numpy's and the kernels' per-call costs do not count
+_CHUNK = 16384
+
+
+def _store_half(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[...] = src`` for a float16 ``dst``: torch's cast rounds as numpy's does (to nearest, ties to even)
+    and is several times faster on a CPU, where numpy converts to float16 one element at a time."""
+    torch.from_numpy(dst).copy_(torch.from_numpy(np.asarray(src, np.float32)))
 
 
 def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
@@ -44,7 +54,8 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
     ended_eps, ended_points = [], []  # episode numbers that ended, and their (2,) points
     running = np.zeros((n, 2))
     for t in range(steps):
-        obs[t], masks[t], players[t], episode[t] = out.observation, out.legal_action_mask, out.current_player, ep_no
+        _store_half(obs[t], out.observation)
+        masks[t], players[t], episode[t] = out.legal_action_mask, out.current_player, ep_no
         if privileged is not None:
             privileged[t] = privileged_inputs(game.state, all_games, out.current_player)
         actions[t] = agent.act(out.observation, out.legal_action_mask)
@@ -67,12 +78,17 @@ def collect_imitation_data(agent, args: Args, rules: Rules, seed: int):
         ep_points[ids], ep_ended[ids] = np.concatenate(ended_points), True
     has_target = ep_ended[episode]
     points = ep_points[episode, players]
-    phi = potential(obs, args.deadwood_shaping, args.reward_scale)
+    # phi and the network's inputs in one pass over row chunks (both are computed row by row): each chunk is
+    # made float32 once, and no float32 copy of all decisions, nor a list of chunks to concatenate, is made
+    phi = np.empty(len(obs), np.float32)
+    net_in = obs if args.features == "raw" else np.empty((len(obs), input_size(args.features)), np.float16)
+    for i in range(0, len(obs), _CHUNK):
+        chunk = obs[i:i + _CHUNK].astype(np.float32)
+        phi[i:i + _CHUNK] = potential(chunk, args.deadwood_shaping, args.reward_scale)
+        if args.features != "raw":
+            _store_half(net_in[i:i + _CHUNK], network_input(chunk, args.features))
     targets = (points * args.reward_scale - phi).astype(np.float32)
-    if args.features != "raw":
-        obs = np.concatenate([network_input(obs[i:i + 65536].astype(np.float32), args.features).astype(np.float16)
-                              for i in range(0, len(obs), 65536)])
-    return obs, masks, actions, targets, has_target, privileged
+    return net_in, masks, actions, targets, has_target, privileged
 
 
 def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, log=print) -> dict:
@@ -85,6 +101,10 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
     optimizer = optim.Adam(network.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     rng = np.random.default_rng([args.seed, 3])
     inds = np.arange(len(obs))
+    # minibatches gathered by torch from the float16 arrays (no copy made here): faster than numpy's fancy indexing
+    # and float16 conversion, and the same float32 values
+    obs_t = torch.from_numpy(obs)
+    privileged_t = None if privileged is None else torch.from_numpy(privileged)
     num_updates, done = args.bc_epochs * math.ceil(len(inds) / args.bc_minibatch_size), 0
     for epoch in range(args.bc_epochs):
         rng.shuffle(inds)
@@ -94,11 +114,12 @@ def behaviour_cloning(network: ActorCritic, args: Args, rules: Rules, device, lo
                 optimizer.param_groups[0]["lr"] = args.bc_learning_rate * (1.0 - done / num_updates)
             done += 1
             mb = inds[start:start + args.bc_minibatch_size]
-            o = torch.from_numpy(obs[mb].astype(np.float32)).to(device)
+            mb_t = torch.from_numpy(mb)
+            o = obs_t.index_select(0, mb_t).to(device).float()
             m = torch.from_numpy(masks[mb]).to(device)
             a = torch.from_numpy(actions[mb]).to(device)
-            p = None if privileged is None else torch.from_numpy(privileged[mb].astype(np.float32)).to(device)
-            _, logprob, _, value = network.get_action_and_value(o, m, a, privileged=p)
+            p = None if privileged_t is None else privileged_t.index_select(0, mb_t).to(device).float()
+            _, logprob, _, value = network.get_action_and_value(o, m, a, entropy=False, privileged=p)
             h = torch.from_numpy(has_target[mb]).to(device)
             v_loss = (((value - torch.from_numpy(targets[mb]).to(device)) ** 2) * h).sum() / h.sum().clamp(min=1)
             loss = -logprob.mean() + args.vf_coef * v_loss
