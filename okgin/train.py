@@ -1,6 +1,6 @@
 """PPO self-play trainer for Oklahoma Gin (after CleanRL's ``ppo.py``).
 
-    python train.py                                   # the quick config: about 5 CPU minutes, beats simple
+    python train.py                                   # the quick config: about 2 CPU minutes, beats simple
     python train.py --config configs/default.yaml     # stage 1 of the shipped agent's recipe
     python train.py --config configs/default.yaml --set learning_rate=1e-4 --set num_envs=2048
     python train.py --resume runs/<run>/checkpoint.pt # continue a killed run where it left off
