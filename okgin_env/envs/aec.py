@@ -250,7 +250,6 @@ class raw_env(AECEnv, EzPickle):
         self._rule = reward_rule(self.config)
         self._shaping = Shaping(self.config.deadwood_shaping, self.config.reward_scale, 2)  # per player
         self._shaped = bool(self._shaping)
-        self._act = np.zeros(1, np.int64)
         # the game's own output arrays (never rebound), read at every step: the mover, the hand's end
         # and the legal actions (the mask as int8, the dtype handed out: a copy of it is one operation)
         self._mover = self.game.state.current_player
@@ -312,12 +311,11 @@ class raw_env(AECEnv, EzPickle):
         agent, player, game = self.agent_selection, self._player, self.game
         if self.render_mode is not None:
             self._last_actions[player] = record_action(game.state, 0, a)
-        self._act[0] = a
-        # VectorGame.advance: step(checked=True) without the checks and the StepOutput, which cost more
-        # than the kernel at N = 1 (the action is legal: checked by the caller). A new array each step:
-        # an observation handed out is never written again.
-        obs = np.empty((1, OBS_SIZE), np.float32)
-        game.advance(self._act, obs)
+        # VectorGame._advance_one: step(checked=True) without the checks and the StepOutput, which cost
+        # more than the kernel at N = 1 (the action is legal: checked by the caller). A new array each
+        # step: an observation handed out is never written again.
+        obs = np.empty(OBS_SIZE, np.float32)
+        game._advance_one(a, obs)
         self._cumulative_rewards[agent] = 0.0
         if self._rewarded:
             self.rewards[AGENTS[0]] = self.rewards[AGENTS[1]] = 0.0
@@ -330,7 +328,7 @@ class raw_env(AECEnv, EzPickle):
             self._end_hand()
         cur = self._mover.item(0)
         if cur >= 0:
-            self._new_turn(obs[0], self._mask_row.copy(), cur)
+            self._new_turn(obs, self._mask_row.copy(), cur)
         else:  # the episode is over: the other agent steps None first, then this one
             self._player = -1
             self._mask = _ZERO_MASK

@@ -10,8 +10,10 @@ passes one pointer. The kernels are unchanged (they still read ``Core``'s named 
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
-from numba import types
+from numba import typeof, types
 from numba.experimental import structref
 
 from okgin_env.game.jit import kernel
@@ -61,6 +63,26 @@ def _new_core_ref(core, mask):
 def step_with_ref(ref, actions, move, obs, every_row, autoreset):
     """``kernels.step_kernel`` on the arrays behind ``ref``: (deals, over, observed)."""
     return step_kernel(actions, move, named_core(ref.core), Views(obs, ref.mask), every_row, autoreset)
+
+
+def compiled_for(function: Any, *args: Any) -> Callable:
+    """The compiled form of the numba function ``function`` for the types of ``args`` (loaded from the
+    disk cache or compiled, not run), callable without numba's per-call dispatch, which types every
+    argument in Python first (~0.9 us with a ``CoreRef`` among them). Its caller must pass arguments
+    of exactly those types: anything else is not checked (a crash, or memory written wrongly)."""
+    return function.compile(tuple(typeof(a) for a in args))
+
+
+@kernel
+def step_one_with_ref(ref, action, obs, autoreset):
+    """``step_with_ref`` for a one-game core (N = 1): the action as an int and the view (OBS_SIZE,)
+    as one row, so that the call checks three arguments instead of six (a one-game step from Python,
+    as the AEC env makes, costs a few microseconds, of which argument checks are a large part).
+    Returns whether the view was written (``step_kernel``'s ``observed``)."""
+    actions = np.empty(1, np.int64)
+    actions[0] = action
+    rows = obs.reshape((1, obs.shape[0]))
+    return step_kernel(actions, np.ones(1, np.bool_), named_core(ref.core), Views(rows, ref.mask), True, autoreset)[2]
 
 
 @kernel
