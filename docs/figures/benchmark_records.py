@@ -1,10 +1,11 @@
 """The benchmark page's figure records from the cards and the scale (docs/benchmark.md).
 
-    python docs/figures/benchmark_records.py --cards runs/benchmark --baselines runs/benchmark/baselines
+    python docs/figures/benchmark_records.py --cards runs/benchmark --baselines runs/benchmark/baselines \
+        --search runs/benchmark/search/search_oklahoma.json
 
 Reads the report cards okgin-benchmark wrote (one JSON per agent) and okgin/benchmark/scale_v1.json,
-and writes docs/figures/rating_scale.json, benchmark_cards.json and, when baseline cards exist,
-baselines.json. The cards are made by okgin-benchmark itself (the commands are in each record).
+and writes docs/figures/rating_scale.json, benchmark_cards.json and, when their cards exist,
+baselines.json and search_card.json (the search bot's card, at smaller counts than the protocol's). The cards are made by okgin-benchmark itself (the commands are in each record).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cards", default="runs/benchmark")
     ap.add_argument("--baselines", default="runs/benchmark/baselines")
+    ap.add_argument("--search", default="runs/benchmark/search/search_oklahoma.json")
     ns = ap.parse_args()
     scale = load_scale()
     rows = [["anchor", "rating, Oklahoma rules", "rating, EAAI rules"]]
@@ -84,6 +86,20 @@ def main() -> None:
             "machine": MACHINE, "date": max(c["date"] for c in base),
             "values": {"table": table(base, seeds=True)},
             "notes": "Cards of non-standard counts (see the command); the interval is a t interval over the seeds."})
+    if os.path.exists(ns.search):
+        card = read_card(ns.search)
+        rs = next(iter(card["rule_sets"]))
+        rating = card["rule_sets"][rs]["rating"]
+        write("search_card.json", {
+            "title": f"The search bot's report card ({rs} rules only, smaller counts than the protocol's)",
+            "command": card["command"], "machine": MACHINE, "date": card["date"],
+            "values": {"anchors": anchor_rows(card, rs),
+                       "rating": f"{rating['value']:.0f} [{rating['ci'][0]:.0f}, {rating['ci'][1]:.0f}]",
+                       "hands": f"{card['rule_sets'][rs]['anchors'][0]['hands']:,}",
+                       "minutes": f"{card['seconds'] / 60:.0f}"},
+            "notes": "The default search bot (okgin-benchmark's spec `search`) placed on the frozen scale by its own card: "
+                     "hands against each anchor on the protocol's deals, no games to 100 (at about four hands a "
+                     "second the protocol's counts would take hours). Its interval is wider than a standard card's."})
     print(markdown(values["table"]))
 
 
