@@ -118,6 +118,7 @@ def test_429_and_500_are_retried_with_backoff_and_counted():
     assert mask[0, action]
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_a_slow_answer_times_out_and_is_retried():
     obs, mask = positions(1)
     with StubServer(script=["slow"], slow_seconds=3.0) as stub:
@@ -149,6 +150,7 @@ def test_several_games_are_asked_at_once():
     assert stub.max_in_flight >= 4 and wall < 8 * 0.4 * 0.75, (stub.max_in_flight, wall)  # one at a time: 3.2 s
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_the_api_key_is_sent_but_never_logged_shown_or_pickled(caplog):
     caplog.set_level(logging.DEBUG)  # every logger: okgin's, openai's and its HTTP client's
     obs, mask = positions(2)

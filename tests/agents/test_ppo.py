@@ -142,6 +142,7 @@ def test_potential_shaping_telescopes_along_a_chain():
 
 
 # -------------------------------------------------------------------- PPO update
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_one_ppo_update_changes_weights_and_lowers_the_clipped_loss():
     torch.manual_seed(0)
     args = train.Args(hidden_sizes=[32], update_epochs=4, num_minibatches=1, learning_rate=3e-3, anneal_lr=False)

@@ -123,6 +123,7 @@ s.record(a_match(5000, uid="killed"))
 """
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_a_killed_writer_leaves_no_half_match(db_url):
     with Store(db_url) as store:
         store.record(a_match(4, uid="before"))

@@ -101,6 +101,7 @@ def test_compare_two_agents_prints_the_recorded_table(tmp_path):
     assert _without_speed(out) == _without_speed(record["values"]["output"])
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_a_walk_that_fails_fails_the_test(tmp_path, monkeypatch):
     page = tmp_path / "tutorials.md"
     page.write_text("# T\n\n## Broken\n\n```bash\npython evaluate.py --agents nosuchbot random --hands 2\n```\n",

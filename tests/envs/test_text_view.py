@@ -148,6 +148,7 @@ def test_a_move_for_a_player_not_to_move_is_refused_as_not_your_turn():
         parse_move(104, out.observation[0], out.legal_action_mask[0])
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_no_hidden_card_in_any_view_of_many_random_games():
     """Every view of both players over 120 steps of 32 random hands and of 8 random games to 30: the cards
     named are the player's own, the discard pile's and the opponent's taken cards; never a stock card or

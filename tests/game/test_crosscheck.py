@@ -84,6 +84,7 @@ def test_hand_deadwood_matches_brute_force() -> None:
         assert int(g) == reference_deadwood(h), format_cards(sorted(h))
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_deadwood_after_discard_matches_brute_force() -> None:
     rng = random.Random(12)
     hands = [biased_cards(rng, 11) for _ in range(2500)]
@@ -112,6 +113,7 @@ def test_best_melds_is_a_minimal_arrangement() -> None:
         assert dead == reference_deadwood(h), format_cards(sorted(h))
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_eaai_showdown_matches_the_reference() -> None:
     """The EAAI framework's showdown (``showdown="eaai"``): the same draws of each side's declared
     melds, the same greedy lay-offs (cards and the knocker meld each joins), the same K and D."""

@@ -114,6 +114,7 @@ def test_random_play_invariants(rules: Rules, episode: str, seed: int) -> None:
     play(rules, episode, seed)
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 @given(rules=rules_strategy, episode=st.sampled_from(["hand", "game"]), seed=st.integers(0, 2**31 - 1))
 @settings(max_examples=10, deadline=None, derandomize=True)
 def test_same_seed_same_games(rules: Rules, episode: str, seed: int) -> None:

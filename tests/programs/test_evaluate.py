@@ -89,6 +89,7 @@ def test_bad_arguments_exit_2_with_a_message(args, message, capsys):
     assert "usage: evaluate.py" in err and message in err
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 def test_bad_arguments_print_no_traceback():
     p = run_cli("--agents", "simple", "wizard", "--hands", "10")
     assert p.returncode == 2

@@ -88,6 +88,7 @@ def test_paired_cli_matches_the_head_to_head(tmp_path):
     assert strip(json.loads(a.read_text())["matches"][0]) == strip(json.loads(b.read_text())["matches"][0])
 
 
+@pytest.mark.slow  # about a second: the fast loop (-m 'not slow') stays under a minute
 @pytest.mark.parametrize("args, message", [
     (["--paired", "simple", "random"], "--paired A B needs --opponent C"),
     (["--agents", "simple", "random", "--opponent", "greedy"], "--opponent goes with --paired"),
