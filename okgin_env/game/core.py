@@ -275,12 +275,13 @@ class VectorGame:
         """What a step's kernel leaves to Python when a game needs a deal (a new hand, or a new
         episode with ``autoreset``): deal, then observe the games that moved or ended into ``obs``."""
         out = self.core.out
+        ended = out.terminated | out.truncated
         if out.need_deal.any():
             self.deal_next_hands(out.need_deal, out.next_dealer)
-        if self.autoreset and (out.terminated | out.truncated).any():
-            self._new_games(np.flatnonzero(out.terminated | out.truncated))
+        if self.autoreset and ended.any():
+            self._new_games(np.flatnonzero(ended))
         # games that did not move kept their state, so only the others are observed again
-        rows = self._all if every_row else np.flatnonzero(move | out.terminated | out.truncated)
+        rows = self._all if every_row else np.flatnonzero(move | ended)
         self._observe(rows, self.state.current_player[rows], rows, True, obs)
 
     def _illegal(self, game: int, action: int) -> None:
