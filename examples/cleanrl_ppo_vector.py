@@ -9,7 +9,9 @@ long before the first knock. It is potential-based, phi(s') - phi(s), which leav
 unchanged only at ``gamma = 1`` (docs/conformance.md, "Deadwood shaping"), so ``--gamma`` defaults
 to 1 here, not to CleanRL's 0.99 (with gamma < 1, pass ``--deadwood-shaping 0`` or accept a
 shaped objective). The last line evaluates the greedy policy against the opponent: mean points
-per hand (the learner's points minus the opponent's, unshaped) and the hand win rate.
+per hand (the learner's points minus the opponent's, unshaped) and the hand win rate. The saved
+weights (``--out``) are an okgin plug-in agent afterwards, ``examples.cleanrl_ppo_vector:Player``
+(``okgin-evaluate``, ``okgin-benchmark``).
 
 Expected result and run time (the command above, torch on one thread): 2M learner steps in 6.0 min
 on a quiet 2-core machine, ending ``eval: greedy vs random: +55.49 points/hand [+54.09, +56.89] (95% CI),
@@ -22,6 +24,7 @@ not what it learns.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 from collections import deque
@@ -35,6 +38,7 @@ from torch.distributions.categorical import Categorical
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 
 DEFAULT_OUT = Path("runs/examples/cleanrl_ppo_vector/agent.pt")
+WEIGHTS_ENV_VAR = "OKGIN_CLEANRL_PPO_WEIGHTS"
 
 
 def parse_args() -> argparse.Namespace:
@@ -88,6 +92,33 @@ class Agent(nn.Module):
         if action is None:
             action = dist.sample()
         return action, dist.log_prob(action), dist.entropy(), self.value(x)
+
+
+class Player:
+    """The saved network as an okgin plug-in agent (``examples.cleanrl_ppo_vector:Player``; ``Agent`` is the
+    network, as in CleanRL): the most probable legal action.
+
+    Loads the weights this script saved from ``$OKGIN_CLEANRL_PPO_WEIGHTS`` or
+    ``runs/examples/cleanrl_ppo_vector/agent.pt``. Deterministic, so ``seed`` is accepted and unused.
+    """
+
+    def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "cleanrl_ppo"):
+        path = Path(path or os.environ.get(WEIGHTS_ENV_VAR) or DEFAULT_OUT)
+        if not path.is_file():
+            raise FileNotFoundError(f"no trained CleanRL network at {str(path)!r}: run examples/cleanrl_ppo_vector.py "
+                                    f"first, or set {WEIGHTS_ENV_VAR} to the agent.pt it saved")
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        self.net = Agent(state["actor.0.weight"].shape[1], state["actor.4.weight"].shape[0])
+        self.net.load_state_dict(state)
+        self.net.eval()
+        self.name = name
+
+    @torch.no_grad()
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """(B, OBS_SIZE) observations and (B, 107) legal-action masks -> (B,) int64 greedy legal actions."""
+        logits = self.net.actor(torch.as_tensor(np.asarray(observations, np.float32)))
+        mask = torch.as_tensor(np.asarray(action_masks, bool))
+        return logits.masked_fill(~mask, -torch.inf).argmax(-1).numpy().astype(np.int64)
 
 
 def make_env(args: argparse.Namespace, num_envs: int, shaping: float) -> gymnasium.vector.VectorEnv:

@@ -64,7 +64,7 @@ from ray.tune.registry import register_env
 
 import okgin_env
 from okgin.evaluate import evaluate_against
-from okgin_env.features.learner import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, features_for_size, learner_input
 
 DEFAULT_POLICY = Path("runs/examples/rllib_selfplay/policy")
 POLICY_ENV_VAR = "OKGIN_RLLIB_SELFPLAY_POLICY"
@@ -138,9 +138,7 @@ class Agent:
         self.module = RLModule.from_checkpoint(path.resolve())
         self.module.eval()
         # the env's features option, told by the module's input width (each option has its own)
-        width = self.module.observation_space["observations"].shape[0]
-        blank = np.zeros((1, okgin_env.OBS_SIZE), np.float32)
-        self.features = next(f for f in FEATURES if learner_input(blank, f).shape[1] == width)
+        self.features = features_for_size(self.module.observation_space["observations"].shape[0])
         self.name = name
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -22,7 +22,8 @@ after the observation (861 floats with "outs"): what okgin's own network reads (
 reading of the table: outs, danger, the opponent's likely cards). docs/vector_env.md compares
 both at the same budget and seeds.
 
-At the end the trained policy (greedy over the legal actions), saved to ``--out``, plays ``--hands`` hands
+At the end the trained policy (greedy over the legal actions), saved to ``--out`` (an okgin plug-in agent
+afterwards, ``examples.sb3_maskable_ppo:Agent``: ``okgin-evaluate``, ``okgin-benchmark``), plays ``--hands`` hands
 against each of ``--eval-opponents`` (``random`` and ``simple``) with the project's evaluation
 (``okgin.evaluate.play_match``: duplicate deals, every deal played from both seats, 95% CIs over
 deal pairs, the same deals for every run with the same ``--eval-seed``), and the script prints
@@ -38,6 +39,7 @@ of training on a quiet 2-core CPU. Other seeds and the outs features: docs/vecto
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -48,10 +50,11 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin.evaluate import evaluate_against
-from okgin_env.features.learner import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, features_for_size, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
 DEFAULT_OUT = Path("runs/examples/sb3_maskable_ppo/model.zip")
+MODEL_ENV_VAR = "OKGIN_SB3_MASKABLE_PPO_MODEL"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -95,6 +98,23 @@ class SB3Policy:
         actions, _ = self.model.predict(learner_input(observations, self.features), action_masks=action_masks,
                                         deterministic=True)
         return np.asarray(actions, np.int64)
+
+
+class Agent(SB3Policy):
+    """The saved model as an okgin plug-in agent (``examples.sb3_maskable_ppo:Agent``).
+
+    Loads the file saved by this script (``MaskablePPO.load``) from ``$OKGIN_SB3_MASKABLE_PPO_MODEL`` or
+    ``runs/examples/sb3_maskable_ppo/model.zip``; the features option it was trained with is told by its input
+    width. Deterministic, so ``seed`` is accepted and unused.
+    """
+
+    def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "maskable_ppo"):
+        path = Path(path or os.environ.get(MODEL_ENV_VAR) or DEFAULT_OUT)
+        if not path.is_file():
+            raise FileNotFoundError(f"no trained SB3 model at {str(path)!r}: run examples/sb3_maskable_ppo.py "
+                                    f"first, or set {MODEL_ENV_VAR} to the model.zip it saved")
+        model = MaskablePPO.load(path, device="cpu")
+        super().__init__(model, features_for_size(model.observation_space.shape[0]), name)
 
 
 def main(argv: list[str] | None = None) -> float:

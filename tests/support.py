@@ -46,6 +46,39 @@ def checkpoint_dict(net: ActorCritic, **changes: Any) -> dict[str, Any]:
             "global_step": 0, "iteration": 0, **changes}
 
 
+def load_example_agent(spec: str, env_var: str, path: Path | str) -> Any:
+    """``make_agent(spec)`` for an example's plug-in agent (``examples.NAME:Attr``) reading the file at
+    ``path`` through its ``env_var``, as a user runs it from the checkout's root; both are restored after."""
+    import os
+    import sys
+
+    from okgin_env import make_agent
+
+    old, sys_path = os.environ.get(env_var), list(sys.path)
+    os.environ[env_var] = str(path)
+    sys.path.insert(0, str(ROOT))  # examples/ is a folder at the repository root
+    try:
+        return make_agent(spec, seed=0)
+    finally:
+        sys.path[:] = sys_path
+        if old is None:
+            del os.environ[env_var]
+        else:
+            os.environ[env_var] = old
+
+
+def assert_plays_legally(agent: Any, games: int = 8, seed: int = 5) -> None:
+    """``agent.act`` on the first decisions of ``games`` fresh deals: one legal int64 action a game."""
+    import numpy as np
+
+    from okgin_env import VectorGame
+
+    out = VectorGame(games, seed=seed).reset()
+    actions = agent.act(out.observation, out.legal_action_mask)
+    assert actions.dtype == np.int64 and actions.shape == (games,)
+    assert out.legal_action_mask[np.arange(games), actions].all()
+
+
 def serve_in_thread(app: Any) -> tuple[str, Any, Any]:
     """(url, uvicorn server, thread): the web table's ``app`` served on a free port of 127.0.0.1 from a
     daemon thread, once it answers; stop it with ``server.should_exit = True`` and ``thread.join(10)``

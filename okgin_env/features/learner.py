@@ -92,6 +92,16 @@ def input_size(features: str) -> int:
     return OBS_SIZE + EXTRA_SIZES[check_features(features)]
 
 
+def features_for_size(width: int) -> str:
+    """The feature set whose ``learner_input`` is ``width`` columns wide (how a saved network that did not
+    record its features option is read), else a one-line ``ValueError``."""
+    for features in FEATURES:
+        if input_size(features) == width:
+            return features
+    sizes = ", ".join(f"{input_size(f)} ({f})" for f in FEATURES)
+    raise ValueError(f"a network reading {width} inputs was not trained on okgin's observations: allowed are {sizes}")
+
+
 def feature_bounds(features: str) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) float32 bounds of the columns ``features`` adds after the observation (empty for "raw")."""
     check_features(features)

@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from support import ROOT
+from support import ROOT, assert_plays_legally, load_example_agent
 
 import okgin_env
 from okgin_env import OBS_SIZE, SingleAgentEnv, VectorGame, obs_field
@@ -324,6 +324,11 @@ def test_sb3_maskable_ppo_example_runs_with_a_tiny_budget(tmp_path):
                       "--out", str(tmp_path / "model.zip"))
     assert "points/hand (95% CI)" in out and "over 10 hands" in out
     assert (tmp_path / "model.zip").is_file()
+    agent = load_example_agent("examples.sb3_maskable_ppo:Agent", "OKGIN_SB3_MASKABLE_PPO_MODEL", tmp_path / "model.zip")
+    assert agent.features == "raw"
+    assert_plays_legally(agent)
+    with pytest.raises(FileNotFoundError, match="OKGIN_SB3_MASKABLE_PPO_MODEL"):
+        load_example_agent("examples.sb3_maskable_ppo:Agent", "OKGIN_SB3_MASKABLE_PPO_MODEL", tmp_path / "missing.zip")
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from support import ROOT
+from support import ROOT, assert_plays_legally, load_example_agent
 
 from okgin_env.envs.aec import raw_env
 from okgin_env.envs.options import observation_box
@@ -32,6 +32,7 @@ from okgin_env.features.learner import (
     TableView,
     can_meld,
     discard_outs,
+    features_for_size,
     input_size,
     learner_input,
     meld_features,
@@ -65,6 +66,14 @@ def test_features_are_the_bits_computed_before_the_move():
     agent = load_ppo_agent(str(ROOT / "checkpoints" / "okgin_ppo.pt"), seed=0)
     assert agent.network.features == "outs"
     np.testing.assert_array_equal(agent.act(obs[6:], d["mask"][6:]), d["ppo_actions"][6:])
+
+
+def test_a_networks_input_width_tells_its_features():
+    """``features_for_size`` reads a saved network's feature set from its input width (the SB3 and
+    RLlib examples' agents load models that did not record it); any other width is refused by name."""
+    assert [features_for_size(input_size(f)) for f in FEATURES] == list(FEATURES)
+    with pytest.raises(ValueError, match=r"reading 7 inputs .* allowed are .*861 \(outs\)"):
+        features_for_size(7)
 
 
 def test_outs_features_read_with_frozen_params_not_the_bots_defaults():
@@ -349,3 +358,6 @@ def test_sb3_example_trains_on_the_outs_features(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "features=outs" in done.stdout and done.stdout.count("points/hand (95% CI)") == 2
+    agent = load_example_agent("examples.sb3_maskable_ppo:Agent", "OKGIN_SB3_MASKABLE_PPO_MODEL", tmp_path / "model.zip")
+    assert agent.features == "outs"  # told by the saved model's input width
+    assert_plays_legally(agent)

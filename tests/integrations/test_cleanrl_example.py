@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from support import ROOT
+from support import ROOT, assert_plays_legally, load_example_agent
 
 
 @pytest.mark.slow
@@ -25,3 +25,7 @@ def test_cleanrl_example_runs(tmp_path):
     assert re.fullmatch(r"eval: greedy vs random: [+-]\d+\.\d\d points/hand \[[+-]\d+\.\d\d, [+-]\d+\.\d\d\] \(95% CI\), "
                         r"hand win rate \d+\.\d% over 8 hands",
                         lines[-1]), lines[-1]
+    assert_plays_legally(load_example_agent("examples.cleanrl_ppo_vector:Player", "OKGIN_CLEANRL_PPO_WEIGHTS",
+                                            tmp_path / "agent.pt"))
+    with pytest.raises(FileNotFoundError, match="OKGIN_CLEANRL_PPO_WEIGHTS"):
+        load_example_agent("examples.cleanrl_ppo_vector:Player", "OKGIN_CLEANRL_PPO_WEIGHTS", tmp_path / "missing.pt")

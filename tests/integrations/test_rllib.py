@@ -4,13 +4,12 @@ processes; RLlib's ``render()``; and examples/rllib_selfplay.py at a tiny budget
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from support import ROOT
+from support import ROOT, assert_plays_legally, load_example_agent
 
 pytestmark = pytest.mark.integrations
 
@@ -97,22 +96,4 @@ def test_example_tiny_budget(tmp_path):
         line = next((ln for ln in lines if ln.startswith(f"against {opponent} over 20 hands")), None)
         assert line is not None and "points/hand (95% CI)" in line, proc.stdout[-2000:]
     assert policy.is_dir()
-
-    from okgin_env import make_agent
-
-    sys.path.insert(0, str(ROOT))  # examples/ is a folder at the repository root
-    old = os.environ.get("OKGIN_RLLIB_SELFPLAY_POLICY")
-    os.environ["OKGIN_RLLIB_SELFPLAY_POLICY"] = str(policy)
-    try:
-        agent = make_agent("examples.rllib_selfplay:Agent", seed=0)
-    finally:
-        sys.path.remove(str(ROOT))
-        if old is None:
-            del os.environ["OKGIN_RLLIB_SELFPLAY_POLICY"]
-        else:
-            os.environ["OKGIN_RLLIB_SELFPLAY_POLICY"] = old
-    out = okgin_env.VectorGame(8, seed=5).reset()
-    masks = out.legal_action_mask
-    actions = agent.act(out.observation, masks)
-    assert actions.dtype == np.int64 and actions.shape == (8,)
-    assert masks[np.arange(8), actions].all()
+    assert_plays_legally(load_example_agent("examples.rllib_selfplay:Agent", "OKGIN_RLLIB_SELFPLAY_POLICY", policy))

@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("tianshou", reason="Tianshou is not installed (pip install -e \".[integrations]\")")
 
 import torch  # noqa: E402
-from support import ROOT  # noqa: E402
+from support import ROOT, assert_plays_legally, load_example_agent  # noqa: E402
 from tianshou.algorithm import (  # noqa: E402
     DQN,
     MARLRandomDiscreteMaskedOffPolicyAlgorithm,
@@ -105,19 +105,9 @@ def test_example_runs_at_a_tiny_budget(tmp_path, monkeypatch):
         assert re.fullmatch(rf"against {opponent} over 20 hands \(10 duplicate deals\): {number} \[{number}, "
                             rf"{number}\] points/hand \(95% CI\), hand win rate \d\.\d{{3}}, \d+% void", line), line
 
-    monkeypatch.syspath_prepend(str(ROOT))
-    monkeypatch.setenv("OKGIN_TIANSHOU_PPO_POLICY", str(policy))
-    agent = okgin_env.make_agent("examples.tianshou_ppo:Agent", seed=0)
-    game = okgin_env.VectorGame(8, seed=5)
-    game.reset()
-    masks = np.array(game.legal_action_mask)
-    actions = agent.act(game.observe(game.state.current_player), masks)
-    assert actions.dtype == np.int64 and actions.shape == (8,)
-    assert masks[np.arange(8), actions].all()
-
-    monkeypatch.setenv("OKGIN_TIANSHOU_PPO_POLICY", str(tmp_path / "missing.pt"))
+    assert_plays_legally(load_example_agent("examples.tianshou_ppo:Agent", "OKGIN_TIANSHOU_PPO_POLICY", policy))
     with pytest.raises(FileNotFoundError, match="OKGIN_TIANSHOU_PPO_POLICY"):
-        okgin_env.make_agent("examples.tianshou_ppo:Agent")
+        load_example_agent("examples.tianshou_ppo:Agent", "OKGIN_TIANSHOU_PPO_POLICY", tmp_path / "missing.pt")
 
 
 def _gin_deal() -> list[str]:
