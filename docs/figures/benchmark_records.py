@@ -1,11 +1,13 @@
 """The benchmark page's figure records from the cards and the scale (docs/benchmark.md).
 
     python docs/figures/benchmark_records.py --cards runs/benchmark --baselines runs/benchmark/baselines \
-        --search runs/benchmark/search/search_oklahoma.json
+        --search runs/benchmark/search/search_oklahoma.json --examples runs/benchmark/examples
 
 Reads the report cards okgin-benchmark wrote (one JSON per agent) and okgin/benchmark/scale_v1.json,
 and writes docs/figures/rating_scale.json, benchmark_cards.json and, when their cards exist,
-baselines.json and search_card.json (the search bot's card, at smaller counts than the protocol's). The cards are made by okgin-benchmark itself (the commands are in each record).
+baselines.json, search_card.json (the search bot's card, at smaller counts than the protocol's) and
+examples_cards.json (the library examples' agents, each trained by its script's defaults). The cards are
+made by okgin-benchmark itself (the commands are in each record).
 """
 
 from __future__ import annotations
@@ -38,11 +40,44 @@ def anchor_rows(card: dict, rule_set: str) -> list[list[str]]:
     return rows
 
 
+#: The library examples carded, in the table's order: (plug-in agent, library, its default --timesteps,
+#: the training command).
+EXAMPLES = (
+    ("examples.sb3_maskable_ppo:Agent", "Stable-Baselines3 2.9.2, sb3-contrib MaskablePPO", "100,000",
+     "python examples/sb3_maskable_ppo.py --seed 0"),
+    ("examples.cleanrl_ppo_vector:Player", "CleanRL-style PPO (torch only)", "2,000,000",
+     "OMP_NUM_THREADS=1 python examples/cleanrl_ppo_vector.py --seed 1"),
+    ("examples.tianshou_ppo:Agent", "Tianshou 2.0.1 PPO", "200,000",
+     "OMP_NUM_THREADS=1 python examples/tianshou_ppo.py --seed 0"),
+    ("examples.torchrl_ppo:Agent", "TorchRL 0.14.1 PPO", "100,000", "python examples/torchrl_ppo.py --seed 0"),
+    ("examples.rllib_selfplay:Agent", "RLlib 2.60.0 PPO self-play", "200,000 (both seats)",
+     "python examples/rllib_selfplay.py --seed 0"),
+)
+
+
+def example_rows(cards: dict[str, dict]) -> list[list[str]]:
+    """One row per carded example (Oklahoma rules): its points against three anchors, games, rating."""
+    rows = [["example's agent", "library", "steps", "rating (Oklahoma)", "vs random", "vs simple", "vs expert",
+             "games won vs expert (%)"]]
+    for spec, library, steps, _ in EXAMPLES:
+        if spec not in cards:
+            continue
+        rs = cards[spec]["rule_sets"]["oklahoma"]
+        points = {a["anchor"]: a for a in rs["anchors"]}
+        cell = [f"{points[k]['points_per_hand']:+.2f} [{points[k]['points_ci'][0]:+.2f}, "
+                f"{points[k]['points_ci'][1]:+.2f}]" for k in ("random", "simple", "expert")]
+        g, r = rs["games"], rs["rating"]
+        rows.append([f"`{spec}`", library, steps, f"{r['value']:.0f} [{r['ci'][0]:.0f}, {r['ci'][1]:.0f}]", *cell,
+                     f"{100 * g['win_rate']:.1f} [{100 * g['win_rate_ci'][0]:.1f}, {100 * g['win_rate_ci'][1]:.1f}]"])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cards", default="runs/benchmark")
     ap.add_argument("--baselines", default="runs/benchmark/baselines")
     ap.add_argument("--search", default="runs/benchmark/search/search_oklahoma.json")
+    ap.add_argument("--examples", default="runs/benchmark/examples")
     ns = ap.parse_args()
     scale = load_scale()
     rows = [["anchor", "rating, Oklahoma rules", "rating, EAAI rules"]]
@@ -100,6 +135,22 @@ def main() -> None:
             "notes": "The default search bot (okgin-benchmark's spec `search`) placed on the frozen scale by its own card: "
                      "hands against each anchor on the protocol's deals, no games to 100 (at about four hands a "
                      "second the protocol's counts would take hours). Its interval is wider than a standard card's."})
+    examples = {c["agent"]: c for c in map(read_card, sorted(glob.glob(os.path.join(ns.examples, "*.json"))))}
+    if examples:
+        carded = [e for e in EXAMPLES if e[0] in examples]
+        write("examples_cards.json", {
+            "title": "The library examples' agents on the benchmark: each script's defaults, then its card "
+                     "(Oklahoma rules, smaller counts than the protocol's)",
+            "command": [*(e[-1] for e in carded), *(examples[e[0]]["command"] for e in carded)],
+            "machine": MACHINE, "date": max(c["date"] for c in examples.values()),
+            "values": {"table": example_rows(examples)},
+            "notes": "Each example trained once at its defaults (steps: its --timesteps, the learner's decisions; RLlib's "
+                     "count both seats'; its seed as in the command), its saved model loaded by "
+                     "the plug-in agent named in the row, then carded: 2,000 hands against each anchor on the "
+                     "protocol's deals and 1,000 games to 100 against the expert, Oklahoma rules (the rules every "
+                     "example trains on). Points per hand with 95% CIs over deal pairs; the rating is on the frozen "
+                     "scale v1 (random = 0; the anchors' ratings in rating_scale.json). RLlib, TorchRL and Tianshou ran in the integrations venv "
+                     "(pip install -e \".[dev,integrations]\", torch 2.13.0 CPU), SB3 and CleanRL in the README's."})
     print(markdown(values["table"]))
 
 
