@@ -26,8 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 from collections import deque
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -36,6 +36,7 @@ import torch.nn as nn
 from torch.distributions.categorical import Categorical
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
+from okgin_env.agent_specs import saved_file, unreadable_file_error
 
 DEFAULT_OUT = Path("runs/examples/cleanrl_ppo_vector/agent.pt")
 WEIGHTS_ENV_VAR = "OKGIN_CLEANRL_PPO_WEIGHTS"
@@ -103,13 +104,13 @@ class Player:
     """
 
     def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "cleanrl_ppo"):
-        path = Path(path or os.environ.get(WEIGHTS_ENV_VAR) or DEFAULT_OUT)
-        if not path.is_file():
-            raise FileNotFoundError(f"no trained CleanRL network at {str(path)!r}: run examples/cleanrl_ppo_vector.py "
-                                    f"first, or set {WEIGHTS_ENV_VAR} to the agent.pt it saved")
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        self.net = Agent(state["actor.0.weight"].shape[1], state["actor.4.weight"].shape[0])
-        self.net.load_state_dict(state)
+        path = saved_file(path, WEIGHTS_ENV_VAR, DEFAULT_OUT, "examples/cleanrl_ppo_vector.py")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            self.net = Agent(state["actor.0.weight"].shape[1], state["actor.4.weight"].shape[0])
+            self.net.load_state_dict(state)
+        except Exception as e:  # torch.load and load_state_dict raise many kinds on a file that is not ours
+            raise unreadable_file_error(path, "weights saved by examples/cleanrl_ppo_vector.py", e) from None
         self.net.eval()
         self.name = name
 

@@ -64,6 +64,7 @@ from ray.tune.registry import register_env
 
 import okgin_env
 from okgin.evaluate import evaluate_against
+from okgin_env.agent_specs import saved_file, unreadable_file_error
 from okgin_env.features.learner import FEATURES, features_for_size, learner_input
 
 DEFAULT_POLICY = Path("runs/examples/rllib_selfplay/policy")
@@ -131,14 +132,14 @@ class Agent:
     """
 
     def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "rllib_selfplay"):
-        path = Path(path or os.environ.get(POLICY_ENV_VAR) or DEFAULT_POLICY)
-        if not path.exists():
-            raise FileNotFoundError(f"no trained RLlib policy at {str(path)!r}: run examples/rllib_selfplay.py "
-                                    f"first, or set {POLICY_ENV_VAR} to the policy folder it saved")
-        self.module = RLModule.from_checkpoint(path.resolve())
+        path = saved_file(path, POLICY_ENV_VAR, DEFAULT_POLICY, "examples/rllib_selfplay.py")
+        try:
+            self.module = RLModule.from_checkpoint(path.resolve())
+            # the env's features option, told by the module's input width (each option has its own)
+            self.features = features_for_size(self.module.observation_space["observations"].shape[0])
+        except Exception as e:  # RLlib raises many kinds on a folder that is not a saved module
+            raise unreadable_file_error(path, "a policy saved by examples/rllib_selfplay.py", e) from None
         self.module.eval()
-        # the env's features option, told by the module's input width (each option has its own)
-        self.features = features_for_size(self.module.observation_space["observations"].shape[0])
         self.name = name
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -50,6 +50,7 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin.evaluate import evaluate_against
+from okgin_env.agent_specs import saved_file, unreadable_file_error
 from okgin_env.features.learner import FEATURES, features_for_size, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
@@ -109,12 +110,13 @@ class Agent(SB3Policy):
     """
 
     def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "maskable_ppo"):
-        path = Path(path or os.environ.get(MODEL_ENV_VAR) or DEFAULT_OUT)
-        if not path.is_file():
-            raise FileNotFoundError(f"no trained SB3 model at {str(path)!r}: run examples/sb3_maskable_ppo.py "
-                                    f"first, or set {MODEL_ENV_VAR} to the model.zip it saved")
-        model = MaskablePPO.load(path, device="cpu")
-        super().__init__(model, features_for_size(model.observation_space.shape[0]), name)
+        path = saved_file(path, MODEL_ENV_VAR, DEFAULT_OUT, "examples/sb3_maskable_ppo.py")
+        try:
+            model = MaskablePPO.load(path, device="cpu")
+            features = features_for_size(model.observation_space.shape[0])
+        except Exception as e:  # SB3 raises many kinds (zip, pickle, assertions) on a file that is not its model
+            raise unreadable_file_error(path, "a model saved by examples/sb3_maskable_ppo.py", e) from None
+        super().__init__(model, features, name)
 
 
 def main(argv: list[str] | None = None) -> float:

@@ -60,6 +60,7 @@ from torch import nn
 
 import okgin_env
 from okgin.evaluate import evaluate_against, play_match
+from okgin_env.agent_specs import saved_file, unreadable_file_error
 from okgin_env.features.learner import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
@@ -234,14 +235,14 @@ class Agent(Greedy):
     """
 
     def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None, name: str = "tianshou_ppo"):
-        path = Path(path or os.environ.get(POLICY_ENV_VAR) or DEFAULT_POLICY)
-        if not path.is_file():
-            raise FileNotFoundError(f"no trained Tianshou policy at {str(path)!r}: run examples/tianshou_ppo.py "
-                                    f"first, or set {POLICY_ENV_VAR} to the policy.pt it saved")
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        width = learner_input(np.zeros((1, okgin_env.OBS_SIZE), np.float32), saved["features"]).shape[1]
-        actor = MaskedActor(width, saved["hidden"])
-        actor.load_state_dict(saved["state_dict"])
+        path = saved_file(path, POLICY_ENV_VAR, DEFAULT_POLICY, "examples/tianshou_ppo.py")
+        try:
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+            width = learner_input(np.zeros((1, okgin_env.OBS_SIZE), np.float32), saved["features"]).shape[1]
+            actor = MaskedActor(width, saved["hidden"])
+            actor.load_state_dict(saved["state_dict"])
+        except Exception as e:  # torch.load and load_state_dict raise many kinds on a file that is not ours
+            raise unreadable_file_error(path, "a policy saved by examples/tianshou_ppo.py", e) from None
         actor.eval()
         super().__init__(actor, saved["features"], name)
 

@@ -68,6 +68,7 @@ from torchrl.objectives.value import GAE
 import okgin_env  # noqa: F401  (registers okgin/OklahomaGin-v0)
 from okgin.evaluate import evaluate_against
 from okgin_env import NUM_ACTIONS
+from okgin_env.agent_specs import saved_file, unreadable_file_error
 from okgin_env.features.learner import FEATURES, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
@@ -115,14 +116,14 @@ class Agent:
 
     def __init__(self, seed: int | None = None, path: str | os.PathLike | None = None) -> None:
         del seed  # greedy: nothing random
-        path = Path(path or os.environ.get(POLICY_ENV_VAR) or DEFAULT_POLICY)
-        if not path.is_file():
-            raise FileNotFoundError(f"no TorchRL PPO policy at {path}: train one with examples/torchrl_ppo.py "
-                                    f"or name the file in {POLICY_ENV_VAR}")
-        saved = torch.load(path, weights_only=True)
-        self.features: str = saved["features"]
-        self.net = policy_net(saved["in_features"], saved["num_cells"])
-        self.net.load_state_dict(saved["state_dict"])
+        path = saved_file(path, POLICY_ENV_VAR, DEFAULT_POLICY, "examples/torchrl_ppo.py")
+        try:
+            saved = torch.load(path, map_location="cpu", weights_only=True)
+            self.features: str = saved["features"]
+            self.net = policy_net(saved["in_features"], saved["num_cells"])
+            self.net.load_state_dict(saved["state_dict"])
+        except Exception as e:  # torch.load and load_state_dict raise many kinds on a file that is not ours
+            raise unreadable_file_error(path, "a policy saved by examples/torchrl_ppo.py", e) from None
         self.net.eval()
 
     @torch.no_grad()

@@ -30,6 +30,7 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
@@ -218,6 +219,24 @@ def _plugin(spec: str, module_name: str, attr: str, seed: int | None) -> Any:
     except TypeError as e:
         raise ValueError(f"agent spec {spec!r}: {attr}(seed=...) failed ({e}); a plug-in agent's class or "
                          "factory must take a seed keyword argument") from None
+
+
+def saved_file(path: str | os.PathLike | None, env_var: str, default: str | os.PathLike, script: str) -> Path:
+    """Where a plug-in agent's saved model is: ``path`` when given, else ``$env_var``, else ``default``; a
+    ``FileNotFoundError`` naming the script that saves it and the variable when nothing is there."""
+    where = Path(path or os.environ.get(env_var) or default)
+    if not where.exists():
+        raise FileNotFoundError(f"no trained model at {str(where)!r}: run {script} first, or set {env_var} "
+                                "to what it saved")
+    return where
+
+
+def unreadable_file_error(path: str | os.PathLike, what: str, error: BaseException) -> ValueError:
+    """The one-line error of a plug-in agent whose saved file at ``path`` is not ``what`` (e.g. "a policy
+    saved by examples/tianshou_ppo.py"): the file, what it should be, and the first sentence of the reader's
+    own error (torch's and the RL libraries' run to paragraphs, some with advice that does not apply)."""
+    reason = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
+    return ValueError(f"{os.fspath(path)!r} is not {what} ({type(error).__name__}: {reason})")
 
 
 # ----------------------------------------------------------------- checking an agent's output

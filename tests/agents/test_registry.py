@@ -16,7 +16,7 @@ import pytest
 
 import okgin_agents as agents
 import okgin_env
-from okgin_env.agent_specs import Agent, RandomAgent, make_agent, register_agent
+from okgin_env.agent_specs import Agent, RandomAgent, make_agent, register_agent, unreadable_file_error
 
 #: prints {spec: [class, first actions of the seeded agent on all-legal masks]} for every bare name the
 #: registry knows (plus search), made ``when`` = "env-first" (before and after importing okgin_agents)
@@ -98,3 +98,14 @@ def test_random_checks_its_masks_and_keeps_its_draws():
     assert RandomAgent(seed=3).act(None, mask[0]) == a[0]  # one row: one action
     with pytest.raises(ValueError, match=r"action_masks must have shape \(B, 107\)"):
         RandomAgent(seed=0).act(None, mask[:, :50])
+
+
+def test_an_unreadable_saved_file_is_one_line_naming_it():
+    """A plug-in agent whose saved file is not what its script saves raises ``unreadable_file_error``: the
+    file, what it should be, the reader's error type and only its first sentence (torch's runs to a page)."""
+    error = unreadable_file_error("runs/x.pt", "a policy saved by examples/x.py",
+                                  RuntimeError("Weights only load failed. In PyTorch 2.6, we changed...\nmore"))
+    assert isinstance(error, ValueError)
+    assert str(error) == ("'runs/x.pt' is not a policy saved by examples/x.py "
+                          "(RuntimeError: Weights only load failed)")
+    assert str(unreadable_file_error("m.zip", "a model", KeyError("features"))) == "'m.zip' is not a model (KeyError: 'features')"

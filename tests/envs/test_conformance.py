@@ -329,6 +329,9 @@ def test_sb3_maskable_ppo_example_runs_with_a_tiny_budget(tmp_path):
     assert_plays_legally(agent)
     with pytest.raises(FileNotFoundError, match="OKGIN_SB3_MASKABLE_PPO_MODEL"):
         load_example_agent("examples.sb3_maskable_ppo:Agent", "OKGIN_SB3_MASKABLE_PPO_MODEL", tmp_path / "missing.zip")
+    (tmp_path / "notes.zip").write_text("not a model")
+    with pytest.raises(ValueError, match=r"'.*notes.zip' is not a model saved by examples/sb3_maskable_ppo.py \("):
+        load_example_agent("examples.sb3_maskable_ppo:Agent", "OKGIN_SB3_MASKABLE_PPO_MODEL", tmp_path / "notes.zip")
 
 
 @pytest.mark.slow

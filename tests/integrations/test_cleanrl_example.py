@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from support import ROOT, assert_plays_legally, load_example_agent
 
 
@@ -29,3 +30,6 @@ def test_cleanrl_example_runs(tmp_path):
                                             tmp_path / "agent.pt"))
     with pytest.raises(FileNotFoundError, match="OKGIN_CLEANRL_PPO_WEIGHTS"):
         load_example_agent("examples.cleanrl_ppo_vector:Player", "OKGIN_CLEANRL_PPO_WEIGHTS", tmp_path / "missing.pt")
+    torch.save({"features": "raw"}, tmp_path / "other.pt")  # a torch file, not these weights
+    with pytest.raises(ValueError, match=r"is not weights saved by examples/cleanrl_ppo_vector.py \(KeyError"):
+        load_example_agent("examples.cleanrl_ppo_vector:Player", "OKGIN_CLEANRL_PPO_WEIGHTS", tmp_path / "other.pt")

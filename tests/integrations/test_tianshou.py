@@ -108,6 +108,9 @@ def test_example_runs_at_a_tiny_budget(tmp_path, monkeypatch):
     assert_plays_legally(load_example_agent("examples.tianshou_ppo:Agent", "OKGIN_TIANSHOU_PPO_POLICY", policy))
     with pytest.raises(FileNotFoundError, match="OKGIN_TIANSHOU_PPO_POLICY"):
         load_example_agent("examples.tianshou_ppo:Agent", "OKGIN_TIANSHOU_PPO_POLICY", tmp_path / "missing.pt")
+    (tmp_path / "notes.pt").write_text("not a policy")
+    with pytest.raises(ValueError, match=r"is not a policy saved by examples/tianshou_ppo.py \(UnpicklingError"):
+        load_example_agent("examples.tianshou_ppo:Agent", "OKGIN_TIANSHOU_PPO_POLICY", tmp_path / "notes.pt")
 
 
 def _gin_deal() -> list[str]:
