@@ -16,7 +16,14 @@ import pytest
 
 import okgin_agents as agents
 import okgin_env
-from okgin_env.agent_specs import Agent, RandomAgent, make_agent, register_agent, unreadable_file_error
+from okgin_env.agent_specs import (
+    Agent,
+    RandomAgent,
+    make_agent,
+    register_agent,
+    saved_file,
+    unreadable_file_error,
+)
 
 #: prints {spec: [class, first actions of the seeded agent on all-legal masks]} for every bare name the
 #: registry knows (plus search), made ``when`` = "env-first" (before and after importing okgin_agents)
@@ -109,3 +116,16 @@ def test_an_unreadable_saved_file_is_one_line_naming_it():
     assert str(error) == ("'runs/x.pt' is not a policy saved by examples/x.py "
                           "(RuntimeError: Weights only load failed)")
     assert str(unreadable_file_error("m.zip", "a model", KeyError("features"))) == "'m.zip' is not a model (KeyError: 'features')"
+
+
+def test_a_saved_file_is_the_path_then_the_variable_then_the_default(tmp_path, monkeypatch):
+    given, named, default = (tmp_path / n for n in ("given.pt", "named.pt", "default.pt"))
+    for f in (given, named, default):
+        f.write_bytes(b"")
+    monkeypatch.setenv("OKGIN_TEST_MODEL", str(named))
+    assert saved_file(given, "OKGIN_TEST_MODEL", default, "x.py") == given
+    assert saved_file(None, "OKGIN_TEST_MODEL", default, "x.py") == named
+    monkeypatch.delenv("OKGIN_TEST_MODEL")
+    assert saved_file(None, "OKGIN_TEST_MODEL", default, "x.py") == default
+    with pytest.raises(FileNotFoundError, match=r"no trained model at '.*gone.pt': run x.py first, or set OKGIN_TEST_MODEL"):
+        saved_file(tmp_path / "gone.pt", "OKGIN_TEST_MODEL", default, "x.py")
