@@ -61,7 +61,7 @@ from torch import nn
 import okgin_env
 from okgin.evaluate import evaluate_against, play_match
 from okgin_env.agent_specs import saved_file, unreadable_file_error
-from okgin_env.features.learner import FEATURES, learner_input
+from okgin_env.features.learner import FEATURES, input_size, learner_input
 
 ENV_ID = "okgin/OklahomaGin-v0"
 DEFAULT_POLICY = Path("runs/examples/tianshou_ppo/policy.pt")
@@ -238,8 +238,7 @@ class Agent(Greedy):
         path = saved_file(path, POLICY_ENV_VAR, DEFAULT_POLICY, "examples/tianshou_ppo.py")
         try:
             saved = torch.load(path, map_location="cpu", weights_only=True)
-            width = learner_input(np.zeros((1, okgin_env.OBS_SIZE), np.float32), saved["features"]).shape[1]
-            actor = MaskedActor(width, saved["hidden"])
+            actor = MaskedActor(input_size(saved["features"]), saved["hidden"])
             actor.load_state_dict(saved["state_dict"])
         except Exception as e:  # torch.load and load_state_dict raise many kinds on a file that is not ours
             raise unreadable_file_error(path, "a policy saved by examples/tianshou_ppo.py", e) from None

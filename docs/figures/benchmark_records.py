@@ -17,7 +17,7 @@ import glob
 import json
 import os
 
-from okgin.benchmark.report import markdown, read_card, table
+from okgin.benchmark.report import cell, figures, markdown, read_card, table
 from okgin.benchmark.scale import load_scale
 
 FIG = os.path.join("docs", "figures")
@@ -30,13 +30,22 @@ def write(name: str, record: dict) -> None:
         f.write("\n")
 
 
+def points_cell(anchor: dict) -> str:
+    """An anchor's points per hand with its 95% CI, as the card prints it."""
+    lo, hi = anchor["points_ci"]
+    return f"{anchor['points_per_hand']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+
+
+def figure_cell(card: dict, column: str) -> str:
+    """One of the card's figures (``okgin.benchmark.report.figures``: "oklahoma rating", "eaai games", ...)."""
+    return cell(*figures(card)[column], column)
+
+
 def anchor_rows(card: dict, rule_set: str) -> list[list[str]]:
     rows = [["anchor", "points per hand [95% CI]", "hands won [95% CI]"]]
     for a in card["rule_sets"][rule_set]["anchors"]:
-        lo, hi = a["points_ci"]
         wl, wh = a["win_rate_ci"]
-        rows.append([f"`{a['anchor']}`", f"{a['points_per_hand']:+.2f} [{lo:+.2f}, {hi:+.2f}]",
-                     f"{a['win_rate']:.3f} [{wl:.3f}, {wh:.3f}]"])
+        rows.append([f"`{a['anchor']}`", points_cell(a), f"{a['win_rate']:.3f} [{wl:.3f}, {wh:.3f}]"])
     return rows
 
 
@@ -62,13 +71,11 @@ def example_rows(cards: dict[str, dict]) -> list[list[str]]:
     for spec, library, steps, _ in EXAMPLES:
         if spec not in cards:
             continue
-        rs = cards[spec]["rule_sets"]["oklahoma"]
-        points = {a["anchor"]: a for a in rs["anchors"]}
-        cell = [f"{points[k]['points_per_hand']:+.2f} [{points[k]['points_ci'][0]:+.2f}, "
-                f"{points[k]['points_ci'][1]:+.2f}]" for k in ("random", "simple", "expert")]
-        g, r = rs["games"], rs["rating"]
-        rows.append([f"`{spec}`", library, steps, f"{r['value']:.0f} [{r['ci'][0]:.0f}, {r['ci'][1]:.0f}]", *cell,
-                     f"{100 * g['win_rate']:.1f} [{100 * g['win_rate_ci'][0]:.1f}, {100 * g['win_rate_ci'][1]:.1f}]"])
+        card = cards[spec]
+        points = {a["anchor"]: a for a in card["rule_sets"]["oklahoma"]["anchors"]}
+        rows.append([f"`{spec}`", library, steps, figure_cell(card, "oklahoma rating"),
+                     *(points_cell(points[k]) for k in ("random", "simple", "expert")),
+                     figure_cell(card, "oklahoma games")])
     return rows
 
 
@@ -124,12 +131,11 @@ def main() -> None:
     if os.path.exists(ns.search):
         card = read_card(ns.search)
         rs = next(iter(card["rule_sets"]))
-        rating = card["rule_sets"][rs]["rating"]
         write("search_card.json", {
             "title": f"The search bot's report card ({rs} rules only, smaller counts than the protocol's)",
             "command": card["command"], "machine": MACHINE, "date": card["date"],
             "values": {"anchors": anchor_rows(card, rs),
-                       "rating": f"{rating['value']:.0f} [{rating['ci'][0]:.0f}, {rating['ci'][1]:.0f}]",
+                       "rating": figure_cell(card, f"{rs} rating"),
                        "hands": f"{card['rule_sets'][rs]['anchors'][0]['hands']:,}",
                        "minutes": f"{card['seconds'] / 60:.0f}"},
             "notes": "The default search bot (okgin-benchmark's spec `search`) placed on the frozen scale by its own card: "

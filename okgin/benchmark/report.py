@@ -76,7 +76,8 @@ def number(value: float, fmt: str) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def _cell(value: float, ci, column: str) -> str:
+def cell(value: float, ci, column: str) -> str:
+    """One figure of ``figures`` as the tables show it: games in percent to a tenth, ratings whole, with its CI."""
     fmt = ".1f" if column.endswith("games") else ".0f"
     return number(value, fmt) + ("" if ci is None else f" [{number(ci[0], fmt)}, {number(ci[1], fmt)}]")
 
@@ -96,9 +97,9 @@ def table(cards: Sequence[dict], seeds: bool = False) -> list[list[str]]:
                 row.append("-")
             elif seeds:
                 m, ci = mean_over_seeds([v for v, _ in got])
-                row.append(_cell(m, ci, k) + " (" + ", ".join(_cell(v, None, k) for v, _ in got) + ")")
+                row.append(cell(m, ci, k) + " (" + ", ".join(cell(v, None, k) for v, _ in got) + ")")
             else:
-                row.append(_cell(*got[0], k))
+                row.append(cell(*got[0], k))
         rows.append(row)
     return rows
 
