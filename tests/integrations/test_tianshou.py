@@ -87,7 +87,7 @@ def test_collect_3000_steps_across_hand_ends_and_update():
     assert any(not torch.equal(a, b) for a, b in zip(before, dqn.policy.model.parameters())), "DQN did not learn"
 
 
-def test_example_runs_at_a_tiny_budget(tmp_path, monkeypatch):
+def test_example_runs_at_a_tiny_budget(tmp_path):
     """examples/tianshou_ppo.py end to end in seconds: it prints its evaluation lines and saves a
     policy that ``make_agent("examples.tianshou_ppo:Agent")`` loads and plays legal actions with."""
     policy = tmp_path / "policy.pt"
